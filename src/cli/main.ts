@@ -1,0 +1,60 @@
+import { parseArgs } from 'node:util';
+import * as path from 'node:path';
+import { saveRant, EmptyRantError } from '../core/rants';
+
+/**
+ * The headless CLI over the same core as the extension:
+ *   node dist/cli.js rant "text" --data-dir DIR [--project NAME]
+ */
+const USAGE = `usage:
+  candor rant "what went wrong" --data-dir DIR [--project NAME]`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'rant':
+      return rant(rest);
+    case undefined:
+    case '--help':
+    case 'help':
+      console.log(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      console.error(`unknown command "${command}"\n${USAGE}`);
+      return 2;
+  }
+}
+
+function rant(args: string[]): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { 'data-dir': { type: 'string' }, project: { type: 'string' } },
+  });
+  const dataDir = values['data-dir'] ?? process.env.CANDOR_DATA_DIR;
+  if (!dataDir) {
+    console.error('rant: --data-dir (or CANDOR_DATA_DIR) is required: the folder Candor keeps its data in.');
+    return 2;
+  }
+  try {
+    const saved = saveRant(path.resolve(dataDir), { text: positionals.join(' '), project: values.project ?? path.basename(process.cwd()), session: null });
+    console.log(`Rant saved (${saved.id})`);
+    return 0;
+  } catch (err) {
+    if (err instanceof EmptyRantError) {
+      console.error(`rant: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : String(err));
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,24 @@
+import type { Session } from '../session/session';
+import { compactHistory, type Summarize } from '../gate/compaction';
+import { newId } from '../ids';
+import type { Compactor } from './conversation';
+
+/**
+ * Compaction of a session on disk: the summary is recorded as a compaction
+ * record naming the messages it replaces. The records of the replaced
+ * messages stay in the file (the transcript still shows them); only the
+ * history sent to the model changes. A failed summary writes nothing.
+ */
+export function sessionCompactor(summarize: Summarize): Compactor {
+  return {
+    async compact(session: Session, keepTurns: number, signal: AbortSignal) {
+      const entries = session.historyEntries();
+      const result = await compactHistory(entries.map((e) => e.message), keepTurns, summarize, signal);
+      const replaces = entries.slice(0, result.summarizedCount).map((e) => e.id);
+      const summary = result.history[0];
+      if (!summary || replaces.length === 0) return { replaced: 0 };
+      session.append({ type: 'compaction', id: newId(), replaces, summary });
+      return { replaced: replaces.length };
+    },
+  };
+}

@@ -1,0 +1,304 @@
+import type OpenAI from 'openai';
+import type { Logger } from '../log';
+import { newId } from '../ids';
+import type { ChatMessage } from '../messages';
+import type { Session } from '../session/session';
+import { streamChat, PartialReplyError, type CompletedRequest } from '../provider/stream';
+import { withRetries } from '../provider/retry';
+import { RequestError } from '../provider/requestError';
+import { clip, type TranscriptEntry } from './transcript';
+import { shouldCompact } from '../gate/compaction';
+import type { ToolHost } from './tools';
+import type { GaugeState } from './gauge';
+import type { ContextGate } from '../gate/gate';
+import type { Identity } from '../gate/driftEvents';
+import type { Projection } from '../gate/transitions';
+import type { DriftTotals } from '../gate/driftEvents';
+
+export type { Identity };
+
+export interface ChatSettings {
+  readonly contextWindow: number;
+  readonly thresholdPercent: number;
+  readonly keepTurns: number;
+  readonly idleTimeoutMs: number;
+  readonly maxRetries: number;
+  readonly maxOutputTokens?: number;
+}
+
+export interface ProviderHandle {
+  readonly client: OpenAI;
+  readonly identity: Identity;
+}
+
+export interface Compactor {
+  /** Replaces older turns by a summary; throws and leaves the session as it was on failure. */
+  compact(session: Session, keepTurns: number, signal: AbortSignal): Promise<{ replaced: number }>;
+}
+
+export type ChatEvent =
+  | { readonly type: 'entry'; readonly entry: TranscriptEntry }
+  | { readonly type: 'delta'; readonly id: string; readonly text: string }
+  | { readonly type: 'entryDone'; readonly id: string }
+  | { readonly type: 'busy'; readonly busy: boolean }
+  | { readonly type: 'gauge'; readonly gauge: GaugeState };
+
+export interface ConversationDeps {
+  readonly session: Session;
+  readonly gate: ContextGate;
+  /** The identity requests would have now (settings), for the gauge between requests. */
+  readonly identity: () => Identity;
+  readonly driftTotals: () => DriftTotals;
+  readonly estimate: (messages: readonly ChatMessage[]) => number;
+  readonly provider: () => Promise<ProviderHandle>;
+  readonly settings: () => ChatSettings;
+  readonly systemPrompt: () => Promise<string>;
+  readonly tools: () => ToolHost;
+  readonly compactor: Compactor;
+  readonly emit: (event: ChatEvent) => void;
+  readonly log: Logger;
+}
+
+/** Tool rounds per turn; a model that keeps calling tools past this is stopped and told so. */
+const MAX_TOOL_ROUNDS = 12;
+
+/**
+ * The chat loop of one session. A turn is what one user message starts; each
+ * call to the provider inside it is a request, and each request passes the
+ * context gate first.
+ */
+export class Conversation {
+  private running: AbortController | undefined;
+
+  constructor(private readonly deps: ConversationDeps) {}
+
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  get session(): Session {
+    return this.deps.session;
+  }
+
+  async send(text: string): Promise<void> {
+    if (this.running) {
+      this.notice(undefined, 'warning', 'A reply is still streaming: press Stop first, or wait for it.');
+      return;
+    }
+    const turn = newId();
+    const id = this.deps.session.addMessage(turn, { role: 'user', content: text });
+    this.deps.emit({ type: 'entry', entry: { id, kind: 'user', text } });
+    await this.run(turn);
+  }
+
+  /** Sends the newest failed turn again, from where it stopped. */
+  async retry(): Promise<void> {
+    if (this.running) return;
+    const turn = this.deps.session.retryableTurn();
+    if (!turn) {
+      this.notice(undefined, 'info', 'There is nothing to retry.');
+      return;
+    }
+    await this.run(turn);
+  }
+
+  stop(): void {
+    this.running?.abort();
+  }
+
+  /** `Candor: Compact Context`: on demand, drops the anchor. */
+  async compactNow(signal?: AbortSignal): Promise<{ replaced: number }> {
+    if (this.running) throw new Error('A reply is streaming; compact after it ends.');
+    const result = await this.deps.compactor.compact(this.deps.session, this.deps.settings().keepTurns, signal ?? new AbortController().signal);
+    this.deps.gate.afterCompaction();
+    this.persistGate();
+    this.notice(undefined, 'info', `Compacted ${result.replaced} earlier messages into a summary.`);
+    await this.publishGauge();
+    return result;
+  }
+
+  async publishGauge(): Promise<GaugeState> {
+    const est = this.deps.estimate(await this.payload());
+    return this.publishProjection(this.deps.gate.project(this.deps.identity(), est));
+  }
+
+  private publishProjection(projection: Projection): GaugeState {
+    const settings = this.deps.settings();
+    const anchor = projection.anchor;
+    const gauge: GaugeState = {
+      projected: projection.projected,
+      estimate: projection.estNow,
+      anchored: projection.anchored,
+      warning: projection.warning,
+      window: settings.contextWindow,
+      thresholdPercent: settings.thresholdPercent,
+      anchor: anchor ? { real: anchor.real, est: anchor.est, model: anchor.identity.model, provider: anchor.identity.provider } : undefined,
+      totals: this.deps.driftTotals(),
+    };
+    this.deps.emit({ type: 'gauge', gauge });
+    return gauge;
+  }
+
+  private async payload(): Promise<ChatMessage[]> {
+    return [{ role: 'system', content: await this.deps.systemPrompt() }, ...this.deps.session.history()];
+  }
+
+  private async run(turn: string): Promise<void> {
+    const controller = new AbortController();
+    this.running = controller;
+    this.deps.emit({ type: 'busy', busy: true });
+    try {
+      for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+        const reply = await this.request(turn, controller.signal);
+        if (!reply) return;
+        if (reply.toolCalls.length === 0) return;
+        await this.runTools(turn, reply, controller.signal);
+        if (controller.signal.aborted) {
+          this.notice(turn, 'info', 'Stopped after the tool call.', true);
+          return;
+        }
+      }
+      this.notice(turn, 'warning', `Stopped after ${MAX_TOOL_ROUNDS} tool rounds in one turn. Send a message to go on.`);
+    } finally {
+      this.running = undefined;
+      this.deps.emit({ type: 'busy', busy: false });
+      await this.publishGauge().catch((err: unknown) => this.deps.log.error(`gauge: ${String(err)}`));
+    }
+  }
+
+  /** One request, with the gate before it. Returns undefined when the turn ended in an error. */
+  private async request(turn: string, signal: AbortSignal): Promise<CompletedRequest | undefined> {
+    const settings = this.deps.settings();
+    let provider: ProviderHandle;
+    try {
+      provider = await this.deps.provider();
+    } catch (err) {
+      this.notice(turn, 'error', err instanceof Error ? err.message : String(err), true);
+      return undefined;
+    }
+    let payload = await this.payload();
+    let estNow = this.deps.estimate(payload);
+    const over = (est: number): boolean => shouldCompact(this.deps.gate.project(provider.identity, est).projected, settings.contextWindow, settings.thresholdPercent);
+    if (over(estNow)) {
+      payload = await this.compactBeforeRequest(turn, signal, settings.keepTurns);
+      estNow = this.deps.estimate(payload);
+      if (over(estNow)) {
+        // At most one compaction per request: warn, never summarize twice.
+        this.notice(turn, 'warning', 'Still above the compaction threshold right after compacting. The newest turns alone are that large; consider a new session.');
+      }
+    }
+    if (signal.aborted) {
+      this.notice(turn, 'info', 'Stopped.', true);
+      return undefined;
+    }
+    const replyId = newId();
+    let started = false;
+    const attempt = async (): Promise<CompletedRequest> => {
+      const projection = this.deps.gate.beforeRequest(provider.identity, estNow);
+      if (projection.newWarning) {
+        this.notice(turn, 'warning', `The provider did not report usage for the last reply: the context count is now an estimate (${provider.identity.model} @ ${provider.identity.provider}). This is counted in the drift view.`);
+      }
+      this.deps.log.info(`request: ${provider.identity.model} @ ${provider.identity.provider}, ${payload.length} messages, est ${estNow}, projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'})`);
+      this.publishProjection(projection);
+      try {
+        const result = await streamChat(
+          provider.client,
+          { model: provider.identity.model, messages: payload, tools: this.deps.tools().specs(), maxOutputTokens: settings.maxOutputTokens },
+          {
+            idleTimeoutMs: settings.idleTimeoutMs,
+            signal,
+            onText: (delta) => {
+              if (!started) {
+                started = true;
+                this.deps.emit({ type: 'entry', entry: { id: replyId, kind: 'assistant', text: '', streaming: true } });
+              }
+              this.deps.emit({ type: 'delta', id: replyId, text: delta });
+            },
+          },
+        );
+        this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, estSent: estNow });
+        this.deps.log.info(`completed: finish ${result.finishReason}, prompt_tokens ${result.usage?.promptTokens ?? 'not reported'}`);
+        return result;
+      } catch (err) {
+        this.deps.gate.afterRequest({ completed: false, estSent: estNow });
+        throw err;
+      } finally {
+        this.persistGate();
+      }
+    };
+
+    try {
+      const result = await withRetries(attempt, {
+        maxRetries: settings.maxRetries,
+        signal,
+        onRetry: (n) => {
+          this.deps.log.warn(`retry ${n.attempt}/${n.of} in ${n.delayMs} ms after ${n.error.kind} ${n.error.status ?? ''}`);
+          this.notice(turn, 'info', `${n.error.describe()} Retrying (${n.attempt} of ${n.of}) in ${(n.delayMs / 1000).toFixed(1)} s…`);
+        },
+      });
+      const message: ChatMessage = result.toolCalls.length > 0
+        ? { role: 'assistant', content: result.content || null, tool_calls: result.toolCalls }
+        : { role: 'assistant', content: result.content };
+      const recordId = this.deps.session.addMessage(turn, message);
+      if (started) this.deps.emit({ type: 'entryDone', id: replyId });
+      else if (result.content) this.deps.emit({ type: 'entry', entry: { id: recordId, kind: 'assistant', text: result.content } });
+      for (const call of result.toolCalls) {
+        this.deps.emit({ type: 'entry', entry: { id: `${recordId}:${call.id}`, kind: 'tool-call', name: call.function.name, args: call.function.arguments } });
+      }
+      return result;
+    } catch (err) {
+      const error = err instanceof RequestError ? err : new RequestError('cut', err instanceof Error ? err.message : String(err));
+      if (err instanceof PartialReplyError && err.partial) {
+        this.deps.session.append({ type: 'partial', id: replyId, turn, text: err.partial });
+      }
+      if (started) this.deps.emit({ type: 'entryDone', id: replyId });
+      this.deps.log.error(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`);
+      this.notice(turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
+      return undefined;
+    }
+  }
+
+  private async compactBeforeRequest(turn: string, signal: AbortSignal, keepTurns: number): Promise<ChatMessage[]> {
+    this.notice(turn, 'info', 'The context passed the compaction threshold: summarizing older turns…');
+    try {
+      const result = await this.deps.compactor.compact(this.deps.session, keepTurns, signal);
+      this.deps.gate.afterCompaction();
+      this.persistGate();
+      this.notice(turn, 'info', `Compacted ${result.replaced} earlier messages into a summary.`);
+      this.deps.log.info(`compaction: replaced ${result.replaced} messages`);
+    } catch (err) {
+      // A failed summary leaves the history as it was; the request goes on.
+      this.deps.log.warn(`compaction failed: ${String(err)}`);
+      this.notice(turn, 'warning', `Compaction failed, the history is unchanged: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return this.payload();
+  }
+
+  private async runTools(turn: string, reply: CompletedRequest, signal: AbortSignal): Promise<void> {
+    const tools = this.deps.tools();
+    for (const call of reply.toolCalls) {
+      let output: string;
+      if (signal.aborted) output = 'The user stopped the turn before this tool ran.';
+      else {
+        try {
+          output = await tools.run(call.function.name, call.function.arguments, signal);
+        } catch (err) {
+          output = `Error: ${err instanceof Error ? err.message : String(err)}`;
+        }
+      }
+      this.deps.log.info(`tool ${call.function.name}: ${Buffer.byteLength(output)} bytes`);
+      const id = this.deps.session.addMessage(turn, { role: 'tool', tool_call_id: call.id, content: output });
+      this.deps.emit({ type: 'entry', entry: { id, kind: 'tool-result', name: call.function.name, text: clip(output), bytes: Buffer.byteLength(output) } });
+    }
+  }
+
+  private persistGate(): void {
+    this.deps.session.append({ type: 'gate', state: this.deps.gate.snapshot() });
+  }
+
+  private notice(turn: string | undefined, level: 'info' | 'warning' | 'error', text: string, retryable = false): void {
+    const id = newId();
+    this.deps.session.append({ type: 'notice', id, turn, level, text, retryable: retryable || undefined });
+    this.deps.emit({ type: 'entry', entry: { id, kind: 'notice', level, text, retryable: retryable || undefined } });
+  }
+}

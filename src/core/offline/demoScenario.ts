@@ -1,0 +1,43 @@
+import type { Scenario } from './scenario';
+
+/**
+ * The built-in demo: a streamed reply, a tool call, and — when asked — a
+ * request without usage, so a newcomer sees the gauge warn without a network.
+ */
+export const demoScenario: Scenario = {
+  name: 'Candor offline demo',
+  models: ['candor-offline'],
+  rules: [
+    {
+      // Summaries Candor asks for itself (compaction, memory condense).
+      match: { system: '^You (compact|condense)' },
+      respond: { text: 'Summary: the user tried the offline demo of Candor.' },
+    },
+    {
+      match: { lastRole: 'tool' },
+      respond: { text: 'The tool answered ({{toolChars}} characters). In a real session a model would now reason about it; this offline demo only shows the round trip.' },
+    },
+    {
+      match: { user: '\\b(list|files|tool)\\b' },
+      respond: { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] },
+    },
+    {
+      match: { user: 'no usage|without usage' },
+      usage: false,
+      respond: { text: 'This reply comes **without usage numbers**, as some providers do. Candor cannot anchor its count to it: watch the gauge turn to its warning colour and a loss being counted in the drift view.' },
+    },
+    {
+      respond: {
+        text:
+          'This is the **offline demo** — scripted replies, not a model.\n\n' +
+          'You said: _{{user}}_\n\n' +
+          'Things to try:\n' +
+          '- ask me to **list files** to see a tool call;\n' +
+          '- ask for a reply **without usage** to see the gauge warn;\n' +
+          '- type `/rant something annoying` to file a complaint.\n\n' +
+          'To chat with a real model, set `candor.baseUrl` and `candor.model`, then run **Candor: Set API Key**.\n\n' +
+          '```ts\nconst honest = true;\n```',
+      },
+    },
+  ],
+};

@@ -1,0 +1,29 @@
+/**
+ * The system prompt: the prompt version's text, then the workspace memory,
+ * then the tool list, always in that order and with no timestamps, so the
+ * prefix is byte-stable while its inputs do not change and never shifts the
+ * context estimate from one request to the next.
+ */
+
+export const BUILT_IN_PROMPT = [
+  'You are Candor, a coding assistant inside VS Code.',
+  'Be direct and honest: say what you know, what you do not, and what you did.',
+  'Use the tools to read the workspace before you answer questions about it.',
+  'Propose edits with propose_edit; the user accepts or rejects each one in the editor.',
+  'Never suggest commands that discard the user\'s uncommitted work.',
+].join('\n');
+
+export interface SystemPromptInputs {
+  readonly prompt: string;
+  readonly memory?: string;
+  readonly toolNames: readonly string[];
+}
+
+export function buildSystemPrompt(inputs: SystemPromptInputs): string {
+  const parts = [inputs.prompt.trim()];
+  if (inputs.memory && inputs.memory.trim() !== '') {
+    parts.push('## Workspace memory (notes you saved earlier with the remember tool)\n' + inputs.memory.trim());
+  }
+  if (inputs.toolNames.length > 0) parts.push('## Tools\n' + [...inputs.toolNames].sort().join(', '));
+  return parts.join('\n\n');
+}

@@ -1,0 +1,55 @@
+import { RequestError } from './requestError';
+
+export interface RetryNotice {
+  readonly attempt: number; // 1-based number of the retry about to happen
+  readonly of: number;
+  readonly delayMs: number;
+  readonly error: RequestError;
+}
+
+export interface RetryPolicy {
+  readonly maxRetries: number;
+  readonly onRetry?: (notice: RetryNotice) => void;
+  readonly signal?: AbortSignal;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** Retry-After is honoured up to this bound; longer waits are not worth blocking the chat on. */
+export const MAX_RETRY_AFTER_MS = 30_000;
+
+export function retryDelayMs(error: RequestError, attempt: number): number {
+  if (error.retryAfterMs !== undefined) return Math.min(error.retryAfterMs, MAX_RETRY_AFTER_MS);
+  return Math.min(500 * 2 ** (attempt - 1), 8_000);
+}
+
+/**
+ * Candor's retry policy: 429, 5xx and connection errors, at most maxRetries
+ * times. A stream that was cut after text arrived is not retried here: the
+ * user sees the partial reply and decides.
+ */
+export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPolicy): Promise<T> {
+  const sleep = policy.sleep ?? abortableSleep;
+  for (let tries = 0; ; tries++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof RequestError) || !err.retryable || tries >= policy.maxRetries || policy.signal?.aborted) throw err;
+      const delayMs = retryDelayMs(err, tries + 1);
+      policy.onRetry?.({ attempt: tries + 1, of: policy.maxRetries, delayMs, error: err });
+      await sleep(delayMs, policy.signal);
+      if (policy.signal?.aborted) throw new RequestError('cancelled', 'stopped by the user');
+    }
+  }
+}
+
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done);
+  });
+}

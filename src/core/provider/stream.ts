@@ -1,0 +1,151 @@
+import OpenAI from 'openai';
+import type { ChatMessage, ToolCall, ToolSpec } from '../messages';
+import { RequestError } from './requestError';
+
+export interface ChatRequest {
+  readonly model: string;
+  readonly messages: readonly ChatMessage[];
+  readonly tools?: readonly ToolSpec[];
+  readonly maxOutputTokens?: number;
+}
+
+export interface StreamOptions {
+  readonly idleTimeoutMs: number;
+  readonly signal?: AbortSignal;
+  readonly onText?: (delta: string) => void;
+}
+
+export interface Usage {
+  readonly promptTokens: number;
+  readonly completionTokens?: number;
+}
+
+/** A completed request: the stream ended normally with a finish_reason. */
+export interface CompletedRequest {
+  readonly content: string;
+  readonly toolCalls: ToolCall[];
+  readonly finishReason: string;
+  readonly usage?: Usage;
+}
+
+/** Thrown with what arrived before the failure, so the chat can keep it. */
+export class PartialReplyError extends RequestError {
+  constructor(cause: RequestError, readonly partial: string) {
+    super(cause.kind, cause.message, cause.status, cause.retryAfterMs);
+  }
+}
+
+export function createClient(baseURL: string, apiKey: string): OpenAI {
+  // Candor owns retrying and shows it: the SDK must never retry behind our back.
+  return new OpenAI({ baseURL, apiKey: apiKey || 'no-key', maxRetries: 0, timeout: 10 * 60_000 });
+}
+
+/**
+ * One request, streamed. Resolves only when the stream ended with a
+ * finish_reason; every other ending throws a RequestError whose kind says why.
+ */
+export async function streamChat(client: OpenAI, request: ChatRequest, options: StreamOptions): Promise<CompletedRequest> {
+  const controller = new AbortController();
+  let idleFired = false;
+  const onOuterAbort = (): void => controller.abort();
+  options.signal?.addEventListener('abort', onOuterAbort);
+  if (options.signal?.aborted) controller.abort();
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      idleFired = true;
+      controller.abort();
+    }, options.idleTimeoutMs);
+  };
+
+  let content = '';
+  let finishReason: string | undefined;
+  let usage: Usage | undefined;
+  const calls = new Map<number, { id: string; name: string; args: string }>();
+  try {
+    arm();
+    const stream = await client.chat.completions.create(
+      {
+        model: request.model,
+        messages: request.messages as ChatMessage[],
+        tools: request.tools && request.tools.length > 0 ? (request.tools as ToolSpec[]) : undefined,
+        max_tokens: request.maxOutputTokens,
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { signal: controller.signal },
+    );
+    for await (const chunk of stream) {
+      arm();
+      if (chunk.usage && typeof chunk.usage.prompt_tokens === 'number') {
+        usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+      }
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const delta = choice.delta;
+      if (delta?.content) {
+        content += delta.content;
+        options.onText?.(delta.content);
+      }
+      for (const call of delta?.tool_calls ?? []) {
+        const slot = calls.get(call.index) ?? { id: '', name: '', args: '' };
+        if (call.id) slot.id = call.id;
+        if (call.function?.name) slot.name += call.function.name;
+        if (call.function?.arguments) slot.args += call.function.arguments;
+        calls.set(call.index, slot);
+      }
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+  } catch (err) {
+    const cause = classify(err, { idleFired, cancelled: options.signal?.aborted === true, idleTimeoutMs: options.idleTimeoutMs, gotText: content.length > 0 });
+    throw content.length > 0 ? new PartialReplyError(cause, content) : cause;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onOuterAbort);
+  }
+  if (!finishReason) {
+    // An aborted stream may simply end instead of throwing: say why it ended.
+    const cut = classify(new RequestError('cut', 'the stream ended without a finish_reason'), {
+      idleFired, cancelled: options.signal?.aborted === true, idleTimeoutMs: options.idleTimeoutMs, gotText: content.length > 0,
+    });
+    throw content.length > 0 ? new PartialReplyError(cut, content) : cut;
+  }
+  const toolCalls: ToolCall[] = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([index, c]) => ({ id: c.id || `call_${index}`, type: 'function', function: { name: c.name, arguments: c.args } }));
+  return { content, toolCalls, finishReason, usage };
+}
+
+interface FailureContext {
+  readonly idleFired: boolean;
+  readonly cancelled: boolean;
+  readonly idleTimeoutMs: number;
+  readonly gotText: boolean;
+}
+
+export function classify(err: unknown, context: FailureContext): RequestError {
+  if (context.cancelled) return new RequestError('cancelled', 'stopped by the user');
+  if (context.idleFired) return new RequestError('idle-timeout', `${Math.round(context.idleTimeoutMs / 1000)} s`);
+  if (err instanceof RequestError) return err;
+  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    const retryAfter = parseRetryAfter(err.headers?.get?.('retry-after') ?? null);
+    const message = (err.error as { message?: string } | undefined)?.message ?? err.message;
+    return new RequestError('http', message, err.status, retryAfter);
+  }
+  const text = err instanceof Error ? err.message : String(err);
+  if (err instanceof SyntaxError || /JSON|parse/i.test(text)) return new RequestError('malformed', text.slice(0, 200));
+  if (err instanceof OpenAI.APIConnectionError || /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|fetch failed|socket|terminated|ECONNRESET|other side closed/i.test(text)) {
+    return context.gotText ? new RequestError('cut', text) : new RequestError('connection', text);
+  }
+  return new RequestError('cut', text);
+}
+
+/** Retry-After in seconds or an HTTP date, as milliseconds. */
+export function parseRetryAfter(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

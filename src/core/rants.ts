@@ -1,0 +1,36 @@
+import * as path from 'node:path';
+import { appendJsonLine, isoNow, readJsonLines } from './jsonl';
+import { newId } from './ids';
+
+/** One line of rants.jsonl, as the contract fixes it. */
+export interface Rant {
+  readonly v: 1;
+  readonly id: string;
+  readonly ts: string;
+  readonly text: string;
+  readonly project: string;
+  readonly session: string | null;
+}
+
+export const RANTS_FILE = 'rants.jsonl';
+
+export class EmptyRantError extends Error {
+  readonly kind = 'empty-rant';
+  constructor() {
+    super('A rant needs some text.');
+  }
+}
+
+/** Nothing is filtered at capture: the text is kept exactly as typed (only an empty one is refused). */
+export function saveRant(dataDir: string, input: { text: string; project: string; session: string | null }, clock: () => Date = () => new Date()): Rant {
+  if (input.text.trim() === '') throw new EmptyRantError();
+  const rant: Rant = { v: 1, id: newId(), ts: isoNow(clock), text: input.text, project: input.project, session: input.session };
+  appendJsonLine(path.join(dataDir, RANTS_FILE), rant);
+  return rant;
+}
+
+export function readRants(dataDir: string): { rants: Rant[]; skipped: number } {
+  const { records, skipped } = readJsonLines<Rant>(path.join(dataDir, RANTS_FILE));
+  const rants = records.filter((r) => r.v === 1 && typeof r.id === 'string' && typeof r.text === 'string');
+  return { rants, skipped: skipped.length + records.length - rants.length };
+}

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { parseWebviewMessage, type HostMessage, type WebviewMessage } from '../protocol';
+import type { Logger } from '../core/log';
+import { Disposable } from './lifecycle';
+
+/**
+ * The chat webview view (`candor.chat`). It renders what the host posts and
+ * forwards validated user actions; it holds no state the host cannot rebuild.
+ */
+export class ChatView extends Disposable implements vscode.WebviewViewProvider {
+  static readonly id = 'candor.chat';
+  private view: vscode.WebviewView | undefined;
+  private ready = false;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly onMessage: (message: WebviewMessage) => void,
+    private readonly log: Logger,
+  ) {
+    super();
+    this.register(vscode.window.registerWebviewViewProvider(ChatView.id, this, { webviewOptions: { retainContextWhenHidden: true } }));
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
+    view.webview.html = this.html(view.webview, dist);
+    this.register(view.webview.onDidReceiveMessage((raw: unknown) => {
+      const message = parseWebviewMessage(raw);
+      if (!message) {
+        this.log.warn(`ignored a malformed message from the chat view: ${safePreview(raw)}`);
+        return;
+      }
+      if (message.type === 'ready') {
+        this.ready = true;
+      }
+      this.onMessage(message);
+    }));
+    this.register(view.onDidDispose(() => {
+      this.view = undefined;
+      this.ready = false;
+    }));
+  }
+
+  /** Posts now, or — before the webview said ready — drops it: `ready` triggers a full `init`. */
+  post(message: HostMessage): void {
+    if (!this.view || !this.ready) return;
+    void this.view.webview.postMessage(message);
+  }
+
+  async reveal(): Promise<void> {
+    if (this.view) this.view.show(true);
+    else await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+  }
+
+  private html(webview: vscode.Webview, dist: vscode.Uri): string {
+    const nonce = randomBytes(16).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css'));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource} 'nonce-${nonce}'`,
+      `font-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} data:`,
+      `script-src 'nonce-${nonce}'`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}" nonce="${nonce}">
+<title>Candor</title>
+</head>
+<body>
+<header>
+  <div class="header-row"><span id="provider"></span><span id="header-actions"></span></div>
+  <div class="header-row"><span id="gauge" aria-live="polite"></span></div>
+  <div class="header-row"><span id="git"></span></div>
+  <div class="header-row"><span id="session-title"></span></div>
+</header>
+<main id="chat-view">
+  <div id="untrusted" hidden>This workspace is not trusted: Candor chats, but its file tools, evolution runs and workspace settings that send your key or run commands are off. Trust the workspace to turn them on.</div>
+  <section id="welcome" hidden aria-label="Welcome">
+    <h2>Welcome to Candor</h2>
+    <p>No provider is configured, so you are talking to the <strong>offline demo</strong>: scripted replies, not a model. It runs inside VS Code and needs no network.</p>
+    <p>Try: “list files” (a tool call), “reply without usage” (the gauge warns), or <code>/rant</code> followed by a complaint.</p>
+    <p>To use a real model, set <code>candor.baseUrl</code> (any OpenAI-compatible endpoint) and <code>candor.model</code>, then run <em>Candor: Set API Key</em> (or set <code>OPENAI_API_KEY</code>).</p>
+  </section>
+  <div id="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="0"></div>
+  <div id="composer">
+    <textarea id="input" aria-label="Message Candor" placeholder="Message Candor (Enter to send, Shift+Enter for a new line, /rant to complain)"></textarea>
+    <div id="composer-actions"></div>
+  </div>
+</main>
+<section id="drift-view" hidden aria-label="Drift">
+  <div id="drift-back"></div>
+  <div id="drift-body"></div>
+</section>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+}
+
+function safePreview(raw: unknown): string {
+  try {
+    return JSON.stringify(raw).slice(0, 200);
+  } catch {
+    return String(raw).slice(0, 200);
+  }
+}
