@@ -39,6 +39,8 @@ await Promise.all([
   ...['o200k_base', 'cl100k_base'].map((name) =>
     esbuild.build({ ...node, plugins: [], sourcemap: false, minify: true, entryPoints: [path.join(root, `node_modules/js-tiktoken/dist/ranks/${name}.cjs`)], outfile: path.join(dist, 'ranks', `${name}.js`) }),
   ),
+  // js-tiktoken's Tiktoken for the tokenizer worker thread (see src/core/tokenizer).
+  esbuild.build({ ...node, plugins: [], sourcemap: false, minify: true, entryPoints: [path.join(root, 'node_modules/js-tiktoken/dist/lite.cjs')], outfile: path.join(dist, 'tiktoken-lite.js') }),
   esbuild.build({
     bundle: true,
     platform: 'browser',

@@ -146,13 +146,16 @@ function addEntry(entry: TranscriptEntry): void {
   el.dataset.id = entry.id;
   el.setAttribute('role', 'article');
   const text = 'text' in entry ? entry.text : '';
-  entries.set(entry.id, { entry, el, text });
   if (entry.kind === 'assistant' && entry.streaming) {
     el.classList.add('streaming');
     el.setAttribute('aria-busy', 'true');
   }
   renderBody(el, entry, text);
-  transcript.append(el);
+  // An entry sent again under the same id replaces the old one (a cut stream becomes an incomplete reply).
+  const previous = entries.get(entry.id)?.el;
+  entries.set(entry.id, { entry, el, text });
+  if (previous?.isConnected) previous.replaceWith(el);
+  else transcript.append(el);
 }
 
 function appendDelta(id: string, delta: string): void {

@@ -64,6 +64,7 @@ export class ChatController extends Disposable {
   }
 
   async handle(message: WebviewMessage): Promise<void> {
+    this.deps.log.info(`view: ${message.type}`);
     switch (message.type) {
       case 'ready':
         await this.sendInit();
@@ -161,8 +162,9 @@ export class ChatController extends Disposable {
     await this.conversation.publishGauge().catch((err: unknown) => this.deps.log.warn(`gauge: ${String(err)}`));
   }
 
+  /** Starts the model's tokenizer in the background, so the first send does not wait for it. */
   private async prepare(): Promise<void> {
-    await this.deps.estimators.use(this.deps.providers.identity().model);
+    this.deps.estimators.warm(this.deps.providers.identity().model);
   }
 
   private async sendInit(): Promise<void> {
@@ -215,7 +217,7 @@ export class ChatController extends Disposable {
       gate,
       identity: () => this.deps.providers.identity(),
       driftTotals: () => this.driftLog.readDrift().totals,
-      estimate: (messages) => this.deps.estimators.estimate(messages),
+      estimate: (model, messages) => this.deps.estimators.estimate(model, messages),
       provider: () => this.deps.providers.handle(),
       settings: () => this.chatSettings(),
       systemPrompt: this.deps.systemPrompt,

@@ -36,6 +36,7 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
       }
       if (message.type === 'ready') {
         this.ready = true;
+        this.log.info('chat view ready');
       }
       this.onMessage(message);
     }));
@@ -62,7 +63,8 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
     const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css'));
     const csp = [
       "default-src 'none'",
-      `style-src ${webview.cspSource} 'nonce-${nonce}'`,
+      // The toolkit applies one empty inline style; its hash (of "") allows exactly that and nothing else.
+      `style-src ${webview.cspSource} 'nonce-${nonce}' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='`,
       `font-src ${webview.cspSource}`,
       `img-src ${webview.cspSource} data:`,
       `script-src 'nonce-${nonce}'`,

@@ -31,7 +31,7 @@ export class Providers {
   constructor(
     private readonly settings: () => CandorSettings,
     private readonly apiKey: () => Promise<string | undefined>,
-    private readonly countTokens: () => Promise<(text: string) => number>,
+    private readonly countTokens: (text: string) => Promise<number>,
     private readonly log: Logger,
   ) {}
 
@@ -80,8 +80,7 @@ export class Providers {
 
   private offlineServer(): Promise<OfflineServer> {
     this.offline ??= (async () => {
-      const count = await this.countTokens();
-      const server = await startOfflineServer({ scenario: () => this.scenario(server), countTokens: count });
+      const server: OfflineServer = await startOfflineServer({ scenario: () => this.scenario(server), countTokens: this.countTokens });
       this.log.info(`offline provider listening on ${server.baseUrl}`);
       return server;
     })().catch((err: unknown) => {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { buildSystemPrompt, BUILT_IN_PROMPT } from '../core/prompt/systemPrompt';
-import { noTools } from '../core/chat/tools';
-import { estimatorForModel } from '../core/gate';
+import { agentTools } from '../core/tools/agentTools';
+import { bundledTokenizerModules } from '../core/tokenizer/workerTokenizer';
 import { DisposableStore } from './lifecycle';
 import { createLog } from './log';
 import { Settings } from './config';
@@ -13,6 +13,8 @@ import { ChatView } from './chatView';
 import { StatusGauge } from './statusGauge';
 import { ChatController } from './chatController';
 import { registerChatCommands } from './commands';
+import { WorkspaceGit, vscodeUnsavedBuffers } from './workspaceGit';
+import { EditProposals } from './proposeEdit';
 
 /** Builds Candor's services and returns the one disposable that owns them all. */
 export function createServices(context: vscode.ExtensionContext): vscode.Disposable {
@@ -29,21 +31,28 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   log.info(`Candor ${String(context.extension.packageJSON.version)} — data folder ${data.dir}`);
 
   const keys = new ApiKeys(context.secrets);
+  const estimators = new Estimators(bundledTokenizerModules(vscode.Uri.joinPath(context.extensionUri, 'dist').fsPath));
+  store.add(estimators);
+  // The offline provider reports usage counted with o200k: load it in the background now.
+  if (!initial.baseUrl) void estimators.countText('o200k_base', '').catch((err: unknown) => log.error(`tokenizer: ${String(err)}`));
   const providers = new Providers(
     () => settings.read(),
     () => keys.get(),
-    async () => {
-      const estimator = await estimatorForModel('gpt-4o');
-      return (text: string) => estimator.countText(text);
-    },
+    (text) => estimators.countText('o200k_base', text),
     log,
   );
   store.add({ dispose: () => providers.dispose() });
-  const estimators = new Estimators();
   const gauge = store.add(new StatusGauge());
   let chat: ChatController | undefined;
   const view = store.add(new ChatView(context.extensionUri, (message) => void chat?.handle(message).catch((err: unknown) => log.error(`chat: ${String(err)}`)), log));
-  const toolHost = noTools;
+  const git = store.add(new WorkspaceGit(log, (info) => view.post({ type: 'git', git: info })));
+  const proposals = store.add(new EditProposals());
+  const toolHost = agentTools({
+    roots: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+    repository: (folder) => git.repository(folder),
+    unsaved: vscodeUnsavedBuffers,
+    proposeEdit: (proposal, signal) => proposals.propose(proposal, signal),
+  });
   chat = store.add(new ChatController({
     dataDir: data.dir,
     settings,
@@ -54,6 +63,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     state: context.globalState,
     log,
     tools: () => toolHost,
+    extraInit: () => ({ git: git.info }),
     systemPrompt: async () => buildSystemPrompt({ prompt: BUILT_IN_PROMPT, toolNames: toolHost.specs().map((t) => t.function.name) }),
   }));
   for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log })) store.add(d);

@@ -49,7 +49,8 @@ export interface ConversationDeps {
   /** The identity requests would have now (settings), for the gauge between requests. */
   readonly identity: () => Identity;
   readonly driftTotals: () => DriftTotals;
-  readonly estimate: (messages: readonly ChatMessage[]) => number;
+  /** The local estimate of a payload, with the tokenizer of the model. */
+  readonly estimate: (model: string, messages: readonly ChatMessage[]) => Promise<number>;
   readonly provider: () => Promise<ProviderHandle>;
   readonly settings: () => ChatSettings;
   readonly systemPrompt: () => Promise<string>;
@@ -118,8 +119,9 @@ export class Conversation {
   }
 
   async publishGauge(): Promise<GaugeState> {
-    const est = this.deps.estimate(await this.payload());
-    return this.publishProjection(this.deps.gate.project(this.deps.identity(), est));
+    const identity = this.deps.identity();
+    const est = await this.deps.estimate(identity.model, await this.payload());
+    return this.publishProjection(this.deps.gate.project(identity, est));
   }
 
   private publishProjection(projection: Projection): GaugeState {
@@ -177,11 +179,12 @@ export class Conversation {
       return undefined;
     }
     let payload = await this.payload();
-    let estNow = this.deps.estimate(payload);
+    const model = provider.identity.model;
+    let estNow = await this.deps.estimate(model, payload);
     const over = (est: number): boolean => shouldCompact(this.deps.gate.project(provider.identity, est).projected, settings.contextWindow, settings.thresholdPercent);
     if (over(estNow)) {
       payload = await this.compactBeforeRequest(turn, signal, settings.keepTurns);
-      estNow = this.deps.estimate(payload);
+      estNow = await this.deps.estimate(model, payload);
       if (over(estNow)) {
         // At most one compaction per request: warn, never summarize twice.
         this.notice(turn, 'warning', 'Still above the compaction threshold right after compacting. The newest turns alone are that large; consider a new session.');
@@ -250,8 +253,9 @@ export class Conversation {
       const error = err instanceof RequestError ? err : new RequestError('cut', err instanceof Error ? err.message : String(err));
       if (err instanceof PartialReplyError && err.partial) {
         this.deps.session.append({ type: 'partial', id: replyId, turn, text: err.partial });
-      }
-      if (started) this.deps.emit({ type: 'entryDone', id: replyId });
+        // The streaming entry becomes what a reload shows: an incomplete reply.
+        if (started) this.deps.emit({ type: 'entry', entry: { id: replyId, kind: 'partial', text: err.partial } });
+      } else if (started) this.deps.emit({ type: 'entryDone', id: replyId });
       this.deps.log.error(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`);
       this.notice(turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
       return undefined;

@@ -12,7 +12,7 @@ export interface OfflineServerOptions {
   /** Returns the scenario in force; called per request so a reloaded file applies at once. */
   readonly scenario: () => Scenario;
   /** Token count of a text, for usage numbers (js-tiktoken in the extension). */
-  readonly countTokens: (text: string) => number;
+  readonly countTokens: (text: string) => number | Promise<number>;
   readonly host?: string;
   readonly port?: number;
 }
@@ -108,8 +108,9 @@ export async function startOfflineServer(options: OfflineServerOptions): Promise
     }
     const text = fillTemplate('text' in respond && respond.text ? respond.text : '', seen, messages);
     const toolCalls = 'toolCalls' in respond ? respond.toolCalls : [];
-    const promptTokens = countPrompt(messages, options.countTokens);
-    const completionTokens = options.countTokens(text) + toolCalls.reduce((n, c) => n + options.countTokens(JSON.stringify(c.arguments ?? {})), 0);
+    const promptTokens = await countPrompt(messages, options.countTokens);
+    let completionTokens = await options.countTokens(text);
+    for (const call of toolCalls) completionTokens += await options.countTokens(JSON.stringify(call.arguments ?? {}));
     const usage = rule.usage === false ? undefined : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
     const id = `chatcmpl-offline-${requests.length}`;
     if (seen.stream) await streamReply(res, { id, model, text, toolCalls, usage, rule });
@@ -224,11 +225,11 @@ function completionBody(id: string, model: string, text: string, toolCalls: read
   };
 }
 
-export function countPrompt(messages: readonly IncomingMessage[], countTokens: (text: string) => number): number {
+export async function countPrompt(messages: readonly IncomingMessage[], countTokens: (text: string) => number | Promise<number>): Promise<number> {
   let total = TOKENS_REPLY_PRIMING;
   for (const message of messages) {
-    total += TOKENS_PER_MESSAGE + countTokens(messageText(message));
-    if (message.tool_calls !== undefined) total += countTokens(JSON.stringify(message.tool_calls));
+    total += TOKENS_PER_MESSAGE + (await countTokens(messageText(message)));
+    if (message.tool_calls !== undefined) total += await countTokens(JSON.stringify(message.tool_calls));
   }
   return total;
 }

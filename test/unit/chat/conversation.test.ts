@@ -57,7 +57,7 @@ describe('the chat loop against a real HTTP provider', () => {
       gate,
       identity: () => identity,
       driftTotals: () => drift.readDrift().totals,
-      estimate: (m) => estimate.total(m),
+      estimate: async (_model, m) => estimate.total(m),
       provider: async () => ({ client, identity }),
       settings: () => settings,
       systemPrompt: async () => 'You are Candor.',

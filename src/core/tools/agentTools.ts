@@ -1,0 +1,139 @@
+import type { ToolSpec } from '../messages';
+import type { ToolHost } from '../chat/tools';
+import { parseArgs } from '../chat/tools';
+import type { ReadOnlyGit } from '../git/guard';
+import type { UnsavedBufferSource } from '../git/unsaved';
+import { gitDiffTool, gitLogTool, gitStatusTool, listFiles, readFile, searchText } from '../workspace';
+
+/** An edit the agent proposes; the host shows it and the user accepts or rejects it. */
+export interface EditProposal {
+  /** Workspace-relative path, as the model gave it. */
+  readonly path: string;
+  /** Replace exactly this text (must occur once in the current buffer)… */
+  readonly oldText?: string;
+  readonly newText?: string;
+  /** …or set the whole file's content (a new file, or a rewrite). */
+  readonly content?: string;
+}
+
+export interface AgentToolPorts {
+  /** Workspace folder roots (absolute). */
+  readonly roots: () => readonly string[];
+  /** The guard of the repository holding a folder (the first folder when none is named). */
+  readonly repository: (folder?: string) => Promise<ReadOnlyGit | undefined>;
+  readonly unsaved: UnsavedBufferSource;
+  /** Applies through the editor and waits for the user's decision; returns what to tell the model. */
+  readonly proposeEdit?: (proposal: EditProposal, signal: AbortSignal) => Promise<string>;
+  /** Appends a dated note to the workspace memory. */
+  readonly remember?: (text: string) => Promise<string>;
+}
+
+interface Tool {
+  readonly spec: ToolSpec;
+  run(args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
+}
+
+const fn = (name: string, description: string, properties: Record<string, object>, required: string[] = []): ToolSpec => ({
+  type: 'function',
+  function: { name, description, parameters: { type: 'object', properties, required, additionalProperties: false } },
+});
+
+/**
+ * The chat's tools: reads confined to the workspace folders, git reads through
+ * the guard, edits only as proposals through the editor. Every output is
+ * bounded and says so when it was cut.
+ */
+export function agentTools(ports: AgentToolPorts): ToolHost {
+  const tools = new Map<string, Tool>();
+  const add = (tool: Tool): void => void tools.set(tool.spec.function.name, tool);
+  const str = (args: Record<string, unknown>, key: string, fallback?: string): string => {
+    const value = args[key] ?? fallback;
+    if (typeof value !== 'string') throw new Error(`"${key}" must be a string`);
+    return value;
+  };
+  const repo = async (args: Record<string, unknown>): Promise<ReadOnlyGit> => {
+    const found = await ports.repository(typeof args.folder === 'string' ? args.folder : undefined);
+    if (!found) throw new Error('This workspace folder is not a git repository (or git is not installed).');
+    return found;
+  };
+
+  add({
+    spec: fn('read_file', 'Read a text file of the workspace (bounded; says when it was cut).', { path: { type: 'string', description: 'Path relative to a workspace folder' } }, ['path']),
+    run: async (args) => {
+      const result = await readFile(ports.roots(), str(args, 'path'));
+      return `${result.path} (${result.totalBytes} bytes)\n${result.text}`;
+    },
+  });
+  add({
+    spec: fn('list_files', 'List the files and folders under a workspace path.', { path: { type: 'string', description: 'Folder, relative; "." for the root' } }),
+    run: async (args) => (await listFiles(ports.roots(), str(args, 'path', '.'))).text,
+  });
+  add({
+    spec: fn('search_text', 'Search the workspace files for a text (case-insensitive).', { query: { type: 'string' }, path: { type: 'string', description: 'Only under this folder' } }, ['query']),
+    run: async (args) => (await searchText(ports.roots(), str(args, 'query'), { dir: typeof args.path === 'string' ? args.path : undefined })).text,
+  });
+  add({
+    spec: fn('git_status', 'The git status of the workspace repository, including unsaved editor buffers.', { folder: { type: 'string' } }),
+    run: async (args) => (await gitStatusTool(await repo(args), { unsaved: ports.unsaved })).text,
+  });
+  add({
+    spec: fn('git_diff', 'Staged and unstaged changes of the workspace repository.', { which: { type: 'string', enum: ['staged', 'unstaged', 'both'] }, folder: { type: 'string' } }),
+    run: async (args) => {
+      const which = args.which === 'staged' || args.which === 'unstaged' ? args.which : 'both';
+      return (await gitDiffTool(await repo(args), { which })).text;
+    },
+  });
+  add({
+    spec: fn('git_log', 'Recent commits of the workspace repository.', { count: { type: 'number' }, folder: { type: 'string' } }),
+    run: async (args) => (await gitLogTool(await repo(args), { maxCount: typeof args.count === 'number' ? Math.max(1, Math.min(100, Math.floor(args.count))) : 20 })).text,
+  });
+  const propose = ports.proposeEdit;
+  if (propose) {
+    add({
+      spec: fn(
+        'propose_edit',
+        'Propose an edit to a workspace file. The user sees the diff in the editor and accepts or rejects it. Give old_text and new_text to replace one exact passage, or content for a whole new file.',
+        { path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' }, content: { type: 'string' } },
+        ['path'],
+      ),
+      run: async (args, signal) => {
+        const proposal: EditProposal = {
+          path: str(args, 'path'),
+          oldText: typeof args.old_text === 'string' ? args.old_text : undefined,
+          newText: typeof args.new_text === 'string' ? args.new_text : undefined,
+          content: typeof args.content === 'string' ? args.content : undefined,
+        };
+        if (proposal.content === undefined && (proposal.oldText === undefined || proposal.newText === undefined)) {
+          throw new Error('give old_text and new_text, or content');
+        }
+        return propose(proposal, signal);
+      },
+    });
+  }
+  const remember = ports.remember;
+  if (remember) {
+    add({
+      spec: fn('remember', 'Save a short note to the workspace memory, for later sessions.', { text: { type: 'string' } }, ['text']),
+      run: async (args) => remember(str(args, 'text')),
+    });
+  }
+
+  return {
+    specs: () => [...tools.values()].map((t) => t.spec),
+    run: async (name, rawArgs, signal) => {
+      const tool = tools.get(name);
+      if (!tool) return `Error: there is no tool named "${name}".`;
+      let args: Record<string, unknown>;
+      try {
+        args = parseArgs(rawArgs);
+      } catch (err) {
+        return `Error: the arguments are not a JSON object (${err instanceof Error ? err.message : String(err)}).`;
+      }
+      try {
+        return await tool.run(args, signal);
+      } catch (err) {
+        return `Error: ${err instanceof Error ? err.message : String(err)}`;
+      }
+    },
+  };
+}

@@ -1,0 +1,60 @@
+// Candor-specific steps for e2e tests: what a person does in the chat view.
+import type { Frame, Locator, Page } from 'playwright-core';
+import { eventually, openActivityView, statusBarItem, statusBarText, webviewByRole, webviewFrame } from './harness';
+
+/** Opens the Candor view and returns the chat webview's frame. */
+export async function openChat(page: Page): Promise<Frame> {
+  await openActivityView(page, 'Candor');
+  const input = await webviewByRole(page, 'textbox', 'Message Candor', 60_000);
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  return webviewFrame(page, '#transcript');
+}
+
+/** Types a message into "Message Candor" and presses Enter, as a user does. */
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  const input = await webviewByRole(page, 'textbox', 'Message Candor');
+  await input.click();
+  await input.fill(text);
+  await input.press('Enter');
+}
+
+export async function transcriptText(frame: Frame): Promise<string> {
+  return frame.locator('#transcript').innerText();
+}
+
+/** Waits until the transcript shows TEXT. */
+export async function waitForTranscript(frame: Frame, text: string | RegExp, timeout = 30_000): Promise<string> {
+  return eventually(async () => {
+    const all = await transcriptText(frame);
+    return (typeof text === 'string' ? all.includes(text) : text.test(all)) ? all : undefined;
+  }, timeout, `transcript shows ${String(text)}`);
+}
+
+/** Waits until no reply is streaming (Send enabled again). */
+export async function waitIdle(page: Page, timeout = 60_000): Promise<void> {
+  const frame = await webviewFrame(page, '#transcript');
+  await frame.waitForFunction(() => !document.body.classList.contains('busy'), undefined, { timeout });
+}
+
+export async function chatButton(page: Page, name: string): Promise<Locator> {
+  return webviewByRole(page, 'button', name);
+}
+
+export interface Gauge {
+  text: string;
+  ariaLabel: string;
+  warning: boolean;
+}
+
+/** The candor.gauge status bar item as a person sees it. */
+export async function readGauge(page: Page): Promise<Gauge> {
+  const item = statusBarItem(page, 'candor.gauge');
+  await item.waitFor({ state: 'visible', timeout: 30_000 });
+  const { text, ariaLabel } = await statusBarText(item);
+  const warning = await item.evaluate((el) => {
+    // VS Code paints the warning background as an inline colour on the item.
+    const bg = getComputedStyle(el).backgroundColor;
+    return el.classList.contains('warning-kind') || (bg !== '' && bg !== 'rgba(0, 0, 0, 0)' && bg !== 'transparent');
+  });
+  return { text, ariaLabel, warning };
+}
