@@ -122,7 +122,7 @@ function setBusy(value: boolean): void {
 }
 
 function setProvider(provider: ProviderInfo): void {
-  providerLabel.textContent = provider.offline ? `${provider.label}` : `${provider.model} @ ${provider.provider}`;
+  providerLabel.textContent = provider.offline ? `${provider.label} · ${provider.model}` : `${provider.model} @ ${provider.provider}`;
   providerLabel.title = provider.offline ? 'Set candor.baseUrl to use a real provider' : `${provider.model} @ ${provider.provider}`;
   providerLabel.classList.toggle('offline', provider.offline);
 }

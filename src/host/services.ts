@@ -43,8 +43,9 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   );
   store.add({ dispose: () => providers.dispose() });
   const gauge = store.add(new StatusGauge());
-  let chat: ChatController | undefined;
-  const view = store.add(new ChatView(context.extensionUri, (message) => void chat?.handle(message).catch((err: unknown) => log.error(`chat: ${String(err)}`)), log));
+  // The view and the controller know each other; the view's messages wait for the controller.
+  const late: { chat?: ChatController } = {};
+  const view = store.add(new ChatView(context.extensionUri, (message) => void late.chat?.handle(message).catch((err: unknown) => log.error(`chat: ${String(err)}`)), log));
   const git = store.add(new WorkspaceGit(log, (info) => view.post({ type: 'git', git: info })));
   const proposals = store.add(new EditProposals());
   const toolHost = agentTools({
@@ -53,7 +54,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     unsaved: vscodeUnsavedBuffers,
     proposeEdit: (proposal, signal) => proposals.propose(proposal, signal),
   });
-  chat = store.add(new ChatController({
+  const chat = store.add(new ChatController({
     dataDir: data.dir,
     settings,
     providers,
@@ -66,16 +67,17 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     extraInit: () => ({ git: git.info }),
     systemPrompt: async () => buildSystemPrompt({ prompt: BUILT_IN_PROMPT, toolNames: toolHost.specs().map((t) => t.function.name) }),
   }));
+  late.chat = chat;
   for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log })) store.add(d);
 
   store.add(vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration('candor')) {
       void confirmWorkspaceBaseUrl(settings);
-      void chat?.refresh();
+      void chat.refresh();
     }
   }));
-  store.add(vscode.workspace.onDidGrantWorkspaceTrust(() => void chat?.refresh()));
-  void confirmWorkspaceBaseUrl(settings).then(() => chat?.refresh());
+  store.add(vscode.workspace.onDidGrantWorkspaceTrust(() => void chat.refresh()));
+  void confirmWorkspaceBaseUrl(settings).then(() => chat.refresh());
   return store;
 }
 

@@ -121,7 +121,9 @@ export class Conversation {
   async publishGauge(): Promise<GaugeState> {
     const identity = this.deps.identity();
     const est = await this.deps.estimate(identity.model, await this.payload());
-    return this.publishProjection(this.deps.gate.project(identity, est));
+    // Between requests the gauge warns only while a window is open and has
+    // warned; `project` would answer as if the next request were being sent.
+    return this.publishProjection({ ...this.deps.gate.project(identity, est), warning: this.deps.gate.warning });
   }
 
   private publishProjection(projection: Projection): GaugeState {

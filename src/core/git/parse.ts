@@ -1,0 +1,70 @@
+/** Parsers for the fixed formats the guard asks git for. */
+
+export interface CommitSummary {
+  readonly hash: string;
+  readonly shortHash: string;
+  readonly author: string;
+  readonly email: string;
+  /** Author date, strict ISO 8601. */
+  readonly date: string;
+  readonly subject: string;
+}
+
+export interface BranchInfo {
+  readonly name: string;
+  readonly commit: string;
+  readonly upstream?: string;
+  /** Git's `[ahead 1, behind 2]`, `[gone]`, or empty. */
+  readonly track?: string;
+  readonly current: boolean;
+}
+
+export interface Trailer {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** `log -z --format=%H%x1f%h%x1f%an%x1f%ae%x1f%aI%x1f%s` */
+export function parseLog(output: string): CommitSummary[] {
+  return output
+    .split('\0')
+    .map((record) => record.replace(/^\n/, ''))
+    .filter((record) => record !== '')
+    .map((record) => {
+      const [hash = '', shortHash = '', author = '', email = '', date = '', subject = ''] = record.split('\x1f');
+      return { hash, shortHash, author, email, date, subject };
+    });
+}
+
+/** `for-each-ref --format=%(refname:short)%00%(objectname)%00%(upstream:short)%00%(upstream:track)%00%(HEAD)` */
+export function parseBranches(output: string): BranchInfo[] {
+  return output
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [name = '', commit = '', upstream = '', track = '', head = ''] = line.split('\0');
+      const info: { name: string; commit: string; current: boolean; upstream?: string; track?: string } = {
+        name,
+        commit,
+        current: head === '*',
+      };
+      if (upstream !== '') info.upstream = upstream;
+      if (track !== '') info.track = track;
+      return info;
+    });
+}
+
+/** `--format=%(trailers:only,unfold)`: one `Key: value` per line. */
+export function parseTrailers(output: string): Trailer[] {
+  const trailers: Trailer[] = [];
+  for (const line of output.split('\n')) {
+    const match = /^([A-Za-z0-9][A-Za-z0-9-]*)\s*:\s?(.*)$/.exec(line.trim());
+    if (match) trailers.push({ key: match[1] ?? '', value: (match[2] ?? '').trim() });
+  }
+  return trailers;
+}
+
+/** The rant ids named by `Candor-Rant:` trailers (key compared case-insensitively, as git does). */
+export function candorRantIds(trailers: readonly Trailer[]): string[] {
+  return trailers.filter((t) => t.key.toLowerCase() === 'candor-rant').map((t) => t.value);
+}

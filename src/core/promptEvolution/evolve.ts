@@ -1,0 +1,191 @@
+import type { TextModel } from '../provider/textModel';
+import { type AbFailure, type AbNote, type AbProgress, runAbTest } from './abTest';
+import { type CandidateHistory, type CandidateVerdict, type GateCandidate, type GateDecision, cheapChecks, evaluateCandidates } from './gate';
+import { type Candidate, type Evidence, candidateId, proposeCandidates } from './proposer';
+import type { Lineage, PromptRegistry, PromptVersion } from './registry';
+import { type PromptEvolutionSettings, resolveSettings } from './settings';
+import type { TaskSet } from './taskSet';
+import { newId } from '../ids';
+
+/**
+ * One prompt-evolution run: propose → cheap checks (frozen sections, edit
+ * distance, drift) → A/B test of the survivors only → the gate → the outcome,
+ * recorded in the registry when one is given. Writing the promoted prompt to
+ * `.candor/prompt.md` is the caller's job (a WorkspaceEdit in VS Code, a
+ * checked file write in the CLI).
+ */
+
+export interface EvolveInput {
+  /** The model both prompts run on in the A/B test (and, by default, the proposer and the judge). */
+  readonly model: TextModel;
+  /** Its name, recorded in the lineage. */
+  readonly modelName: string;
+  readonly proposer?: TextModel;
+  readonly judge?: TextModel;
+  /** The prompt in force. */
+  readonly current: string;
+  /** The root original that drift is measured from; default: the registry's root of `current`, else `current`. */
+  readonly root?: string;
+  readonly taskSet: TaskSet;
+  readonly evidence?: Evidence;
+  /** Test these texts instead of asking the proposer (a re-test from the review queue, the CLI). */
+  readonly candidates?: readonly string[];
+  readonly registry?: PromptRegistry;
+  readonly settings?: Partial<PromptEvolutionSettings>;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: EvolveProgress) => void;
+}
+
+export type EvolveStage = 'propose' | 'cheap-checks' | 'ab-test' | 'gate' | 'record';
+
+export type EvolveProgress =
+  | { readonly stage: Exclude<EvolveStage, 'ab-test'> }
+  | ({ readonly stage: 'ab-test' } & AbProgress);
+
+export interface AbSummary {
+  /** Arm runs made: zero when no candidate survived the cheap checks. */
+  readonly runs: number;
+  readonly failures: readonly AbFailure[];
+  readonly notes: readonly AbNote[];
+}
+
+export type EvolveResult =
+  | {
+      readonly kind: 'decided';
+      readonly run: string;
+      readonly outcome: GateDecision['outcome'];
+      readonly decision: GateDecision;
+      readonly candidates: readonly Candidate[];
+      readonly ab: AbSummary;
+      /** The registry version the candidates were compared with. */
+      readonly baselineVersion?: string;
+      /** outcome 'promote': the winning candidate, and its registry version when a registry was given. */
+      readonly winner?: Candidate;
+      readonly promoted?: PromptVersion;
+    }
+  | { readonly kind: 'no-tasks'; readonly detail: string }
+  | { readonly kind: 'no-candidates'; readonly reason: 'unparseable' | 'no-usable-candidate' | 'model-error'; readonly detail: string }
+  | { readonly kind: 'cancelled'; readonly stage: EvolveStage };
+
+export async function evolvePrompt(input: EvolveInput): Promise<EvolveResult> {
+  const settings = resolveSettings(input.settings);
+  const run = newId();
+  const progress = input.onProgress ?? (() => undefined);
+  if (input.taskSet.tasks.length === 0) return { kind: 'no-tasks', detail: 'no tasks in .candor/evals/*.jsonl' };
+
+  const baseline = input.registry ? await input.registry.ensureCurrent(input.current) : undefined;
+  const root = input.root ?? (baseline && input.registry ? (await input.registry.version(baseline.root))?.text : undefined) ?? input.current;
+
+  progress({ stage: 'propose' });
+  const proposal = input.candidates
+    ? { kind: 'ok' as const, candidates: givenCandidates(input.candidates, input.current) }
+    : await proposeCandidates({
+        model: input.proposer ?? input.model,
+        current: input.current,
+        evidence: input.evidence ?? {},
+        count: settings.candidates,
+        maxChangedLines: settings.maxChangedLines,
+        signal: input.signal,
+      });
+  if (proposal.kind === 'none') return proposal.reason === 'cancelled' ? { kind: 'cancelled', stage: 'propose' } : { kind: 'no-candidates', reason: proposal.reason, detail: proposal.detail };
+  if (proposal.candidates.length === 0) return { kind: 'no-candidates', reason: 'no-usable-candidate', detail: 'every given candidate equals the current prompt' };
+  if (input.signal?.aborted) return { kind: 'cancelled', stage: 'propose' };
+
+  progress({ stage: 'cheap-checks' });
+  const candidates = proposal.candidates;
+  const survivors = candidates.filter((c) => cheapChecks(input.current, root, c.text, settings).every((check) => check.passed));
+  const histories = new Map<string, CandidateHistory>();
+  if (input.registry && baseline) {
+    for (const survivor of survivors) histories.set(survivor.id, await input.registry.history(survivor.id, baseline.id));
+  }
+
+  let ab: AbSummary = { runs: 0, failures: [], notes: [] };
+  let pairs = new Map<string, GateCandidate['pairs']>();
+  if (survivors.length > 0) {
+    const result = await runAbTest({
+      model: input.model,
+      judge: input.judge,
+      tasks: input.taskSet.tasks,
+      baseline: input.current,
+      candidates: survivors,
+      alreadyScored: new Map([...histories].map(([id, h]) => [id, new Set(h.scoredTaskIds)])),
+      concurrency: settings.concurrency,
+      signal: input.signal,
+      onProgress: (p) => progress({ stage: 'ab-test', ...p }),
+    });
+    if (result.kind === 'cancelled') return { kind: 'cancelled', stage: 'ab-test' };
+    ab = { runs: result.runs, failures: result.failures, notes: result.notes };
+    pairs = new Map(result.pairs);
+  }
+
+  progress({ stage: 'gate' });
+  const decision = evaluateCandidates({
+    current: input.current,
+    root,
+    settings,
+    candidates: candidates.map((c) => ({ id: c.id, text: c.text, pairs: pairs.get(c.id), history: histories.get(c.id) })),
+  });
+  const winner = decision.outcome === 'promote' ? candidates.find((c) => c.id === decision.winner.id) : undefined;
+
+  let promoted: PromptVersion | undefined;
+  if (input.registry && baseline) {
+    progress({ stage: 'record' });
+    await input.registry.recordEvaluations(
+      decision.verdicts.map((verdict) => {
+        const candidate = candidates.find((c) => c.id === verdict.id) as Candidate;
+        const tested = survivors.includes(candidate);
+        return {
+          run,
+          candidateId: candidate.id,
+          baselineVersion: baseline.id,
+          text: candidate.text,
+          verdict: verdict.kind,
+          failed: verdict.failed,
+          tested,
+          taskIds: (pairs.get(candidate.id) ?? []).map((p) => p.taskId),
+          checks: verdict.checks,
+          stats: verdict.stats,
+          taskSetHash: input.taskSet.hash,
+          model: input.modelName,
+        };
+      }),
+    );
+    if (decision.outcome === 'promote' && winner) {
+      promoted = await input.registry.promote(baseline.id, winner.text, lineageOf(decision.winner, input.taskSet.hash, input.modelName));
+    }
+  }
+  return { kind: 'decided', run, outcome: decision.outcome, decision, candidates, ab, baselineVersion: baseline?.id, winner, promoted };
+}
+
+function givenCandidates(texts: readonly string[], current: string): Candidate[] {
+  const seen = new Set<string>([candidateId(current)]);
+  const out: Candidate[] = [];
+  for (const text of texts) {
+    const id = candidateId(text);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push({ id, text });
+  }
+  return out;
+}
+
+function lineageOf(verdict: CandidateVerdict, taskSetHash: string, model: string): Lineage {
+  const stats = verdict.stats;
+  if (!stats) throw new Error('a promoted candidate always has A/B numbers');
+  const number = (name: 'edit_distance' | 'drift'): number => {
+    const check = verdict.checks.find((c) => c.name === name);
+    return typeof check?.value === 'number' ? check.value : Number.NaN;
+  };
+  return {
+    n: stats.n,
+    b: stats.b,
+    c: stats.c,
+    effect: stats.effect,
+    p: stats.p,
+    adjustedAlpha: stats.adjustedAlpha,
+    editDistance: number('edit_distance'),
+    drift: number('drift'),
+    taskSetHash,
+    model,
+  };
+}

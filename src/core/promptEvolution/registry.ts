@@ -1,0 +1,388 @@
+import type { Database, SqlValue } from 'sql.js';
+import { newId } from '../ids';
+import type { CandidateHistory } from './gate';
+import { SqliteFile, type SqliteFileOptions } from './sqliteFile';
+
+/**
+ * `<dataDir>/traces.sqlite`: the prompt registry (every version with its
+ * lineage), the chat's traces, the user's signals, and every candidate the
+ * gate evaluated (the review queue and the re-test history).
+ */
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS prompt_versions (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  parent TEXT,
+  root TEXT NOT NULL,
+  restores TEXT,
+  text TEXT NOT NULL,
+  created TEXT NOT NULL,
+  n INTEGER, b INTEGER, c INTEGER, effect REAL, p REAL, adjusted_alpha REAL,
+  edit_distance INTEGER, drift REAL, task_set_hash TEXT, model TEXT
+);
+CREATE TABLE IF NOT EXISTS traces (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  session TEXT NOT NULL,
+  reply_id TEXT,
+  prompt_version TEXT,
+  model TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  prompt_tokens INTEGER,
+  completion_tokens INTEGER,
+  tool_calls INTEGER NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  ts TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS traces_session ON traces(session);
+CREATE TABLE IF NOT EXISTS signals (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  reply_id TEXT,
+  session TEXT,
+  rant_id TEXT,
+  ts TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS evaluations (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run TEXT NOT NULL,
+  candidate_id TEXT NOT NULL,
+  baseline_version TEXT NOT NULL,
+  text TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  failed TEXT,
+  tested INTEGER NOT NULL,
+  task_ids TEXT NOT NULL,
+  checks TEXT NOT NULL,
+  n INTEGER, b INTEGER, c INTEGER, effect REAL, p REAL, adjusted_alpha REAL,
+  task_set_hash TEXT, model TEXT,
+  ts TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_candidate ON evaluations(candidate_id, baseline_version);
+`;
+
+/** The numbers that justify a promotion. */
+export interface Lineage {
+  readonly n: number;
+  readonly b: number;
+  readonly c: number;
+  readonly effect: number;
+  readonly p: number;
+  readonly adjustedAlpha: number;
+  readonly editDistance: number;
+  readonly drift: number;
+  readonly taskSetHash: string;
+  readonly model: string;
+}
+
+/** root: a starting point (the built-in prompt, or a hand edit); promotion: passed the gate; rollback: restores an older text. */
+export type VersionKind = 'root' | 'promotion' | 'rollback';
+
+export interface PromptVersion {
+  readonly id: string;
+  readonly kind: VersionKind;
+  readonly parent: string | null;
+  readonly root: string;
+  /** rollback: the version whose text it restores. */
+  readonly restores: string | null;
+  readonly text: string;
+  readonly created: string;
+  /** promotion only. */
+  readonly lineage: Lineage | null;
+}
+
+export interface Trace {
+  readonly session: string;
+  readonly replyId?: string;
+  readonly promptVersion?: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly promptTokens?: number;
+  readonly completionTokens?: number;
+  readonly toolCalls: number;
+  readonly durationMs: number;
+  readonly ts?: string;
+}
+
+/** A trace as read back: its timestamp is always set. */
+export type StoredTrace = Trace & { readonly ts: string };
+
+export type Signal =
+  | { readonly kind: 'up' | 'down'; readonly replyId: string; readonly session?: string; readonly ts?: string }
+  | { readonly kind: 'rant'; readonly rantId: string; readonly session: string | null; readonly ts?: string };
+
+export interface Evaluation {
+  readonly run: string;
+  readonly candidateId: string;
+  /** The version the candidate was compared with. */
+  readonly baselineVersion: string;
+  readonly text: string;
+  readonly verdict: 'pass' | 'near-miss' | 'reject';
+  readonly failed?: string;
+  /** Reached the A/B test: a hypothesis. */
+  readonly tested: boolean;
+  readonly taskIds: readonly string[];
+  /** The gate's checks as shown to the user (JSON). */
+  readonly checks: unknown;
+  readonly stats?: { readonly n: number; readonly b: number; readonly c: number; readonly effect: number; readonly p: number; readonly adjustedAlpha: number };
+  readonly taskSetHash?: string;
+  readonly model?: string;
+  readonly ts?: string;
+}
+
+export class RegistryError extends Error {
+  constructor(
+    readonly kind: 'not-found' | 'stale-parent',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RegistryError';
+  }
+}
+
+export type RegistryOptions = Omit<SqliteFileOptions, 'schema' | 'schemaVersion'>;
+
+export class PromptRegistry {
+  private constructor(
+    private readonly store: SqliteFile,
+    private readonly clock: () => Date,
+  ) {}
+
+  /** Opens `traces.sqlite`; a corrupt file throws SqliteFileError 'corrupt' after being moved aside (open again for a fresh one). */
+  static async open(options: RegistryOptions): Promise<PromptRegistry> {
+    const store = await SqliteFile.open({ ...options, schema: SCHEMA, schemaVersion: 1 });
+    return new PromptRegistry(store, options.clock ?? (() => new Date()));
+  }
+
+  get file(): string {
+    return this.store.file;
+  }
+
+  /** Frees the in-memory copy of the database. */
+  close(): void {
+    this.store.close();
+  }
+
+  /** The version in force (the newest), if any. */
+  current(): Promise<PromptVersion | undefined> {
+    return this.store.read((db) => headOf(db));
+  }
+
+  version(id: string): Promise<PromptVersion | undefined> {
+    return this.store.read((db) => one(db, 'SELECT * FROM prompt_versions WHERE id = ?', [id], toVersion));
+  }
+
+  versions(): Promise<PromptVersion[]> {
+    return this.store.read((db) => all(db, 'SELECT * FROM prompt_versions ORDER BY seq', [], toVersion));
+  }
+
+  /** The version and its parents, newest first, back to a root. */
+  lineage(id: string): Promise<PromptVersion[]> {
+    return this.store.read((db) => {
+      const chain: PromptVersion[] = [];
+      const seen = new Set<string>();
+      for (let at: string | null = id; at !== null && !seen.has(at); ) {
+        seen.add(at);
+        const version: PromptVersion | undefined = one(db, 'SELECT * FROM prompt_versions WHERE id = ?', [at], toVersion);
+        if (!version) break;
+        chain.push(version);
+        at = version.kind === 'root' ? null : version.parent;
+      }
+      return chain;
+    });
+  }
+
+  /**
+   * The version whose text is `text`, registered if the head differs: an
+   * empty registry gets its root; a prompt edited by hand becomes a new root
+   * (drift is measured from what the user wrote, not from what they replaced).
+   */
+  ensureCurrent(text: string): Promise<PromptVersion> {
+    return this.store.write((db) => {
+      const head = headOf(db);
+      if (head && head.text === text) return head;
+      const id = newId();
+      insertVersion(db, { id, kind: 'root', parent: head?.id ?? null, root: id, restores: null, text, created: this.now(), lineage: null });
+      return headOf(db) as PromptVersion;
+    });
+  }
+
+  /** Records a promotion of `parent`; refuses if `parent` is no longer the version in force. */
+  promote(parent: string, text: string, lineage: Lineage): Promise<PromptVersion> {
+    return this.store.write((db) => {
+      const head = headOf(db);
+      if (!head || head.id !== parent) throw new RegistryError('stale-parent', `the prompt in force is ${head?.id ?? 'none'}, not ${parent}`);
+      insertVersion(db, { id: newId(), kind: 'promotion', parent, root: head.root, restores: null, text, created: this.now(), lineage });
+      return headOf(db) as PromptVersion;
+    });
+  }
+
+  /** Makes an older version's text the one in force again, as a new version (history is never rewritten). */
+  rollback(versionId: string): Promise<PromptVersion> {
+    return this.store.write((db) => {
+      const target = one(db, 'SELECT * FROM prompt_versions WHERE id = ?', [versionId], toVersion);
+      if (!target) throw new RegistryError('not-found', `no prompt version ${versionId}`);
+      const head = headOf(db);
+      insertVersion(db, { id: newId(), kind: 'rollback', parent: head?.id ?? null, root: target.root, restores: target.id, text: target.text, created: this.now(), lineage: null });
+      return headOf(db) as PromptVersion;
+    });
+  }
+
+  addTrace(trace: Trace): Promise<void> {
+    return this.addTraces([trace]);
+  }
+
+  addTraces(traces: readonly Trace[]): Promise<void> {
+    return this.store.write((db) => {
+      for (const t of traces) {
+        db.run(
+          'INSERT INTO traces (session, reply_id, prompt_version, model, provider, prompt_tokens, completion_tokens, tool_calls, duration_ms, ts) VALUES (?,?,?,?,?,?,?,?,?,?)',
+          [t.session, t.replyId ?? null, t.promptVersion ?? null, t.model, t.provider, t.promptTokens ?? null, t.completionTokens ?? null, t.toolCalls, t.durationMs, t.ts ?? this.now()],
+        );
+      }
+    });
+  }
+
+  traces(session?: string): Promise<StoredTrace[]> {
+    const where = session === undefined ? '' : ' WHERE session = ?';
+    return this.store.read((db) => all(db, `SELECT * FROM traces${where} ORDER BY seq`, session === undefined ? [] : [session], toTrace));
+  }
+
+  addSignal(signal: Signal): Promise<void> {
+    return this.store.write((db) => {
+      const ts = signal.ts ?? this.now();
+      if (signal.kind === 'rant') db.run('INSERT INTO signals (kind, session, rant_id, ts) VALUES (?,?,?,?)', ['rant', signal.session, signal.rantId, ts]);
+      else db.run('INSERT INTO signals (kind, reply_id, session, ts) VALUES (?,?,?,?)', [signal.kind, signal.replyId, signal.session ?? null, ts]);
+    });
+  }
+
+  signals(): Promise<Signal[]> {
+    return this.store.read((db) => all(db, 'SELECT * FROM signals ORDER BY seq', [], toSignal));
+  }
+
+  recordEvaluations(evaluations: readonly Evaluation[]): Promise<void> {
+    return this.store.write((db) => {
+      for (const e of evaluations) {
+        db.run(
+          `INSERT INTO evaluations (run, candidate_id, baseline_version, text, verdict, failed, tested, task_ids, checks, n, b, c, effect, p, adjusted_alpha, task_set_hash, model, ts)
+           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+          [
+            e.run, e.candidateId, e.baselineVersion, e.text, e.verdict, e.failed ?? null, e.tested ? 1 : 0, JSON.stringify(e.taskIds), JSON.stringify(e.checks),
+            e.stats?.n ?? null, e.stats?.b ?? null, e.stats?.c ?? null, e.stats?.effect ?? null, e.stats?.p ?? null, e.stats?.adjustedAlpha ?? null,
+            e.taskSetHash ?? null, e.model ?? null, e.ts ?? this.now(),
+          ],
+        );
+      }
+    });
+  }
+
+  /** Near-misses waiting for review, newest first. */
+  nearMisses(): Promise<Evaluation[]> {
+    return this.store.read((db) => all(db, "SELECT * FROM evaluations WHERE verdict = 'near-miss' ORDER BY seq DESC", [], toEvaluation));
+  }
+
+  /** Earlier A/B tests of a candidate against a baseline version: the tasks used and how many tests. */
+  history(candidateId: string, baselineVersion: string): Promise<CandidateHistory> {
+    return this.store.read((db) => {
+      const rows = all(db, 'SELECT task_ids FROM evaluations WHERE candidate_id = ? AND baseline_version = ? AND tested = 1', [candidateId, baselineVersion], (r) => parseIds(r.task_ids));
+      return { scoredTaskIds: [...new Set(rows.flat())], tests: rows.length };
+    });
+  }
+
+  private now(): string {
+    return this.clock().toISOString();
+  }
+}
+
+type Row = Record<string, SqlValue>;
+
+function headOf(db: Database): PromptVersion | undefined {
+  return one(db, 'SELECT * FROM prompt_versions ORDER BY seq DESC LIMIT 1', [], toVersion);
+}
+
+function insertVersion(db: Database, v: PromptVersion): void {
+  const l = v.lineage;
+  db.run(
+    `INSERT INTO prompt_versions (id, kind, parent, root, restores, text, created, n, b, c, effect, p, adjusted_alpha, edit_distance, drift, task_set_hash, model)
+     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+    [v.id, v.kind, v.parent, v.root, v.restores, v.text, v.created, l?.n ?? null, l?.b ?? null, l?.c ?? null, l?.effect ?? null, l?.p ?? null, l?.adjustedAlpha ?? null, l?.editDistance ?? null, l?.drift ?? null, l?.taskSetHash ?? null, l?.model ?? null],
+  );
+}
+
+function all<T>(db: Database, sql: string, params: SqlValue[], map: (row: Row) => T): T[] {
+  const statement = db.prepare(sql, params);
+  try {
+    const rows: T[] = [];
+    while (statement.step()) rows.push(map(statement.getAsObject()));
+    return rows;
+  } finally {
+    statement.free();
+  }
+}
+
+function one<T>(db: Database, sql: string, params: SqlValue[], map: (row: Row) => T): T | undefined {
+  return all(db, sql, params, map)[0];
+}
+
+const str = (v: SqlValue | undefined): string => (typeof v === 'string' ? v : String(v ?? ''));
+const strOrNull = (v: SqlValue | undefined): string | null => (v === null || v === undefined ? null : str(v));
+const num = (v: SqlValue | undefined): number => Number(v ?? 0);
+const numOrUndefined = (v: SqlValue | undefined): number | undefined => (v === null || v === undefined ? undefined : Number(v));
+
+function toVersion(r: Row): PromptVersion {
+  const lineage: Lineage | null =
+    r.kind === 'promotion'
+      ? { n: num(r.n), b: num(r.b), c: num(r.c), effect: num(r.effect), p: num(r.p), adjustedAlpha: num(r.adjusted_alpha), editDistance: num(r.edit_distance), drift: num(r.drift), taskSetHash: str(r.task_set_hash), model: str(r.model) }
+      : null;
+  return { id: str(r.id), kind: str(r.kind) as VersionKind, parent: strOrNull(r.parent), root: str(r.root), restores: strOrNull(r.restores), text: str(r.text), created: str(r.created), lineage };
+}
+
+function toTrace(r: Row): StoredTrace {
+  return {
+    session: str(r.session),
+    replyId: strOrNull(r.reply_id) ?? undefined,
+    promptVersion: strOrNull(r.prompt_version) ?? undefined,
+    model: str(r.model),
+    provider: str(r.provider),
+    promptTokens: numOrUndefined(r.prompt_tokens),
+    completionTokens: numOrUndefined(r.completion_tokens),
+    toolCalls: num(r.tool_calls),
+    durationMs: num(r.duration_ms),
+    ts: str(r.ts),
+  };
+}
+
+function toSignal(r: Row): Signal {
+  if (r.kind === 'rant') return { kind: 'rant', rantId: str(r.rant_id), session: strOrNull(r.session), ts: str(r.ts) };
+  const session = strOrNull(r.session);
+  return { kind: r.kind === 'up' ? 'up' : 'down', replyId: str(r.reply_id), ...(session === null ? {} : { session }), ts: str(r.ts) };
+}
+
+function toEvaluation(r: Row): Evaluation {
+  const p = numOrUndefined(r.p);
+  return {
+    run: str(r.run),
+    candidateId: str(r.candidate_id),
+    baselineVersion: str(r.baseline_version),
+    text: str(r.text),
+    verdict: str(r.verdict) as Evaluation['verdict'],
+    failed: strOrNull(r.failed) ?? undefined,
+    tested: r.tested === 1,
+    taskIds: parseIds(r.task_ids),
+    checks: JSON.parse(str(r.checks)) as unknown,
+    stats: p === undefined ? undefined : { n: num(r.n), b: num(r.b), c: num(r.c), effect: num(r.effect), p, adjustedAlpha: num(r.adjusted_alpha) },
+    taskSetHash: strOrNull(r.task_set_hash) ?? undefined,
+    model: strOrNull(r.model) ?? undefined,
+    ts: str(r.ts),
+  };
+}
+
+function parseIds(value: SqlValue | undefined): string[] {
+  try {
+    const parsed = JSON.parse(str(value)) as unknown;
+    return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,81 @@
+import { DEFAULT_FLIPS, DEFAULT_SEED } from './stats';
+
+/** `candor.promptEvolution.*`, plus the permutation test's knobs. */
+export interface PromptEvolutionSettings {
+  /** Candidate edits proposed per run. */
+  readonly candidates: number;
+  /** Requests in flight during an A/B test. */
+  readonly concurrency: number;
+  /** Gate: largest edit against the current prompt, in changed lines (≤ passes). */
+  readonly maxChangedLines: number;
+  /** Gate: largest TF-IDF cosine distance from the root prompt (≤ passes). */
+  readonly maxDrift: number;
+  /** Gate: fewest paired tasks (≥ passes). */
+  readonly minTasks: number;
+  /** Gate: fewest tasks on which the two prompts' scores differ (≥ passes). */
+  readonly minDiscordant: number;
+  /** Gate: the mean per-task score difference must be strictly above this. */
+  readonly minEffect: number;
+  /** Gate: significance level before Holm's correction (p < adjusted alpha passes). */
+  readonly alpha: number;
+  /** Random sign flips when a continuous test has more than 20 nonzero differences. */
+  readonly permutationFlips: number;
+  /** Seed of those flips (mulberry32). */
+  readonly seed: number;
+}
+
+export const DEFAULT_SETTINGS: PromptEvolutionSettings = Object.freeze({
+  candidates: 4,
+  concurrency: 4,
+  maxChangedLines: 20,
+  maxDrift: 0.35,
+  minTasks: 20,
+  minDiscordant: 6,
+  minEffect: 0.05,
+  alpha: 0.05,
+  permutationFlips: DEFAULT_FLIPS,
+  seed: DEFAULT_SEED,
+});
+
+export class SettingsError extends Error {
+  readonly kind = 'invalid-setting';
+  constructor(readonly setting: keyof PromptEvolutionSettings, message: string) {
+    super(`candor.promptEvolution.${setting}: ${message}`);
+    this.name = 'SettingsError';
+  }
+}
+
+type Rule = (value: number) => boolean;
+const positiveInteger: Rule = (v) => Number.isInteger(v) && v >= 1;
+const count: Rule = (v) => Number.isInteger(v) && v >= 0;
+const unit: Rule = (v) => v >= 0 && v <= 1;
+
+const RULES: Record<keyof PromptEvolutionSettings, [Rule, string]> = {
+  candidates: [positiveInteger, 'a whole number ≥ 1'],
+  concurrency: [positiveInteger, 'a whole number ≥ 1'],
+  maxChangedLines: [count, 'a whole number ≥ 0'],
+  maxDrift: [unit, 'a number in 0..1'],
+  minTasks: [count, 'a whole number ≥ 0'],
+  minDiscordant: [count, 'a whole number ≥ 0'],
+  minEffect: [unit, 'a number in 0..1'],
+  alpha: [(v) => v > 0 && v < 1, 'a number strictly between 0 and 1'],
+  permutationFlips: [positiveInteger, 'a whole number ≥ 1'],
+  seed: [(v) => Number.isInteger(v), 'a whole number'],
+};
+
+/** Defaults overlaid with the given values; a bad value throws a SettingsError naming it. */
+export function resolveSettings(overrides: Partial<PromptEvolutionSettings> = {}): PromptEvolutionSettings {
+  const settings = { ...DEFAULT_SETTINGS, ...withoutUndefined(overrides) };
+  for (const key of Object.keys(RULES) as (keyof PromptEvolutionSettings)[]) {
+    const [rule, expected] = RULES[key];
+    const value = settings[key];
+    if (typeof value !== 'number' || !Number.isFinite(value) || !rule(value)) {
+      throw new SettingsError(key, `expected ${expected}, got ${String(value)}`);
+    }
+  }
+  return Object.freeze(settings);
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

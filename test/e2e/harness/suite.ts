@@ -1,0 +1,80 @@
+// Mocha wiring for an e2e suite: one workspace, one code-server with the
+// packaged VSIX, one browser per `describe`; on a failed test a screenshot
+// and the logs (code-server, extension host, "Candor") go to test-artifacts/.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Page } from 'playwright-core';
+import { openWorkbench, screenshot, type Workbench } from './browser';
+import { repoRoot, startVsCode, type StartOptions, type VsCode } from './codeServer';
+import { makeWorkspace, type TempWorkspace, type WorkspaceOptions } from './fixtures';
+
+/** The VSIX `npm run package` builds: candor-<version>.vsix in the repository root. */
+export function packagedVsix(): string {
+  const { version } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+  const file = path.join(repoRoot, `candor-${version}.vsix`);
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`npm run package\` (scripts/e2e.sh does)`);
+  return file;
+}
+
+export interface SuiteOptions {
+  /** How to make the temp workspace (default: a copy of demo/, committed). */
+  workspace?: WorkspaceOptions;
+  /**
+   * code-server options, given the workspace (so settings can point into
+   * ws.dataDir, say at a scenario file). The VSIX defaults to the packaged
+   * one; return `vsix: ''` for a bare workbench.
+   */
+  start?: (ws: TempWorkspace) => Omit<StartOptions, 'workspace'>;
+}
+
+export interface SuiteContext {
+  ws: TempWorkspace;
+  vs: VsCode;
+  wb: Workbench;
+  /** The workbench page (wb.page). */
+  page: Page;
+}
+
+/**
+ * Call inside `describe`. Returns an object that `before` fills in: read its
+ * fields inside hooks and tests, not at describe time.
+ */
+export function useWorkbench(options: SuiteOptions = {}): SuiteContext {
+  const ctx = {} as SuiteContext;
+
+  before(async function () {
+    this.timeout(180_000);
+    ctx.ws = makeWorkspace(options.workspace);
+    const { vsix, ...start } = options.start?.(ctx.ws) ?? {};
+    ctx.vs = await startVsCode({
+      ...start,
+      workspace: ctx.ws.dir,
+      vsix: vsix === undefined ? packagedVsix() : vsix || undefined,
+    });
+    try {
+      ctx.wb = await openWorkbench(ctx.vs.url, ctx.ws.dir);
+      ctx.page = ctx.wb.page;
+    } catch (err) {
+      // afterEach does not run for a failed hook: keep the logs here.
+      ctx.vs.saveDiagnostics(`FAILED ${this.test?.parent?.fullTitle() ?? 'suite'} before`);
+      throw err;
+    }
+  });
+
+  afterEach(async function () {
+    const test = this.currentTest;
+    if (test?.state !== 'failed' || !ctx.vs) return;
+    const name = test.fullTitle();
+    if (ctx.page) await screenshot(ctx.page, `FAILED ${name}`).catch(() => undefined);
+    ctx.vs.saveDiagnostics(`FAILED ${name}`);
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await ctx.wb?.close();
+    await ctx.vs?.stop();
+    ctx.ws?.remove();
+  });
+
+  return ctx;
+}

@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
+import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
+import { openAiTextModel, type TextModel } from '../../../src/core/provider/textModel';
+
+/** A real OpenAI-compatible server on loopback whose scenario a test can swap at any time. */
+export interface ModelServer {
+  readonly server: OfflineServer;
+  readonly model: TextModel;
+  use(json: unknown): void;
+  /** Picks the scenario per request (e.g. a random hold). */
+  usePerRequest(next: () => Scenario): void;
+  close(): Promise<void>;
+}
+
+export async function startModelServer(): Promise<ModelServer> {
+  let pick: () => Scenario = () => parseScenario({ rules: [{ respond: { text: 'summary' } }] });
+  const server = await startOfflineServer({ scenario: () => pick(), countTokens: (t) => Math.ceil(t.length / 4) });
+  return {
+    server,
+    model: openAiTextModel({ baseURL: server.baseUrl, apiKey: 'test-key', model: 'm' }),
+    use(json) {
+      const scenario = parseScenario(json);
+      pick = () => scenario;
+      server.resetCounts();
+    },
+    usePerRequest(next) {
+      pick = next;
+    },
+    close: () => server.close(),
+  };
+}
+
+export function tempFolder(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'candor-memory-'));
+}
+
+export async function waitFor(condition: () => boolean, what: string, timeoutMs = 5000, pollMs = 2): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(pollMs);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Files a condense may leave behind beside the memory file. */
+export function tempLeftovers(dir: string): string[] {
+  return fs.readdirSync(dir).filter((name) => name.includes('.condense-'));
+}
+
+/** A memory file large enough that a short summary is smaller. */
+export function seedNotes(lines = 40): Buffer {
+  const out: string[] = ['# Memory', ''];
+  for (let i = 0; i < lines; i++) out.push(`## 2026-11-30T10:${String(i % 60).padStart(2, '0')}:00Z`, `note ${i}: the build runs with npm test; 注意 ${i}`, '');
+  return Buffer.from(out.join('\n'), 'utf8');
+}
+
+/** A deterministic PRNG (mulberry32), so a failing stress run can be replayed from its seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
