@@ -1,19 +1,26 @@
 import { parseArgs } from 'node:util';
 import * as path from 'node:path';
 import { saveRant, EmptyRantError } from '../core/rants';
+import { evolve, take, EVOLVE_USAGE } from './evolve';
 
 /**
  * The headless CLI over the same core as the extension:
  *   node dist/cli.js rant "text" --data-dir DIR [--project NAME]
+ *   node dist/cli.js evolve --workspace DIR --data-dir DIR [flags mirroring candor.evolution.*]
  */
 const USAGE = `usage:
-  candor rant "what went wrong" --data-dir DIR [--project NAME]`;
+  candor rant "what went wrong" --data-dir DIR [--project NAME]
+${EVOLVE_USAGE}`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'rant':
       return rant(rest);
+    case 'evolve':
+      return evolve(rest);
+    case 'take':
+      return take(rest);
     case undefined:
     case '--help':
     case 'help':

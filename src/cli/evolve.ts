@@ -1,0 +1,153 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { handOff, runEvolution, type ChangeModel } from '../core/evolution';
+import { isGitGuardError, noUnsavedBuffers } from '../core/git';
+import { heuristicTokens } from '../core/gate/heuristic';
+import { demoScenario } from '../core/offline/demoScenario';
+import { parseScenario, type Scenario } from '../core/offline/scenario';
+import { startOfflineServer, type OfflineServer } from '../core/offline/server';
+import { createClient } from '../core/provider/stream';
+import { isEvolutionError } from '../core/evolution/errors';
+
+/** Defaults of the `candor.evolution.*` settings. */
+const DEFAULTS = { testCommand: 'npm test', maxChangedLines: 200, maxChangedFiles: 10, timeoutSeconds: 600 };
+
+export const EVOLVE_USAGE = `  candor evolve --workspace DIR --data-dir DIR [--test-command CMD] [--build-command CMD]
+                [--setup-command CMD] [--base-url URL] [--model M] [--scenario FILE]
+                [--max-changed-lines N] [--max-changed-files N] [--timeout-seconds N] [--project NAME]
+  candor take BRANCH --workspace DIR --data-dir DIR`;
+
+class UsageError extends Error {}
+
+/** `candor evolve`: one evolution run, headless. Exit 0 for any recorded outcome but `error` (1); 2 for bad usage. */
+export async function evolve(args: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseEvolveArgs>;
+  try {
+    parsed = parseEvolveArgs(args);
+  } catch (err) {
+    console.error(`evolve: ${err instanceof Error ? err.message : String(err)}\nusage:\n${EVOLVE_USAGE}`);
+    return 2;
+  }
+  const { values } = parsed;
+  let offline: OfflineServer | undefined;
+  const controller = new AbortController();
+  const onSigint = (): void => {
+    console.log('\ncancelling…');
+    controller.abort();
+  };
+  process.once('SIGINT', onSigint);
+  try {
+    const dataDir = requireDataDir(values['data-dir']);
+    const apiKey = process.env.OPENAI_API_KEY ?? '';
+    let model: ChangeModel;
+    const baseUrl = values['base-url']?.trim() ?? '';
+    if (baseUrl !== '') {
+      if (!values.model) throw new UsageError('--model is required with --base-url');
+      model = { client: createClient(baseUrl, apiKey), model: values.model };
+    } else {
+      const scenario = loadScenario(values.scenario);
+      offline = await startOfflineServer({ scenario: () => scenario, countTokens: heuristicTokens });
+      const name = values.model ?? scenario.models?.[0] ?? 'candor-offline';
+      console.log(`provider: offline demo — scripted replies, not a model (${values.scenario ?? 'built-in demo scenario'})`);
+      model = { client: createClient(offline.baseUrl, 'offline'), model: name };
+    }
+    const record = await runEvolution(
+      {
+        workspace: path.resolve(values.workspace ?? process.cwd()),
+        dataDir,
+        testCommand: values['test-command'] ?? DEFAULTS.testCommand,
+        buildCommand: values['build-command'] ?? '',
+        setupCommand: values['setup-command'] ?? '',
+        maxChangedLines: positiveInt(values['max-changed-lines'], DEFAULTS.maxChangedLines, '--max-changed-lines'),
+        maxChangedFiles: positiveInt(values['max-changed-files'], DEFAULTS.maxChangedFiles, '--max-changed-files'),
+        timeoutMs: positiveInt(values['timeout-seconds'], DEFAULTS.timeoutSeconds, '--timeout-seconds') * 1000,
+        model,
+        unsaved: noUnsavedBuffers,
+        secrets: apiKey !== '' ? [apiKey] : [],
+        signal: controller.signal,
+        project: values.project,
+      },
+      {
+        print: (line) => console.log(line),
+        onOutput: (chunk) => process.stdout.write(chunk),
+      },
+    );
+    return record.outcome === 'error' ? 1 : 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`evolve: ${err.message}\nusage:\n${EVOLVE_USAGE}`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await offline?.close();
+  }
+}
+
+function parseEvolveArgs(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      workspace: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'test-command': { type: 'string' },
+      'build-command': { type: 'string' },
+      'setup-command': { type: 'string' },
+      'base-url': { type: 'string' },
+      model: { type: 'string' },
+      scenario: { type: 'string' },
+      'max-changed-lines': { type: 'string' },
+      'max-changed-files': { type: 'string' },
+      'timeout-seconds': { type: 'string' },
+      project: { type: 'string' },
+    },
+  });
+}
+
+/** `candor take BRANCH`: the ref-only hand-off of a branch from the scratch clone (clean workspace only). */
+export async function take(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { workspace: { type: 'string' }, 'data-dir': { type: 'string' } } });
+  try {
+    const branch = positionals[0];
+    if (branch === undefined) throw new UsageError('name the branch to take, e.g. candor/rant-<id>');
+    const result = await handOff(requireDataDir(values['data-dir']), path.resolve(values.workspace ?? process.cwd()), branch, noUnsavedBuffers);
+    console.log(`took ${result.branch} at ${result.commit.slice(0, 12)} (not checked out)`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`take: ${err.message}\nusage:\n${EVOLVE_USAGE}`);
+      return 2;
+    }
+    if (isGitGuardError(err) || isEvolutionError(err)) {
+      console.error(`take: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+function requireDataDir(value: string | undefined): string {
+  const dataDir = value ?? process.env.CANDOR_DATA_DIR;
+  if (!dataDir) throw new UsageError('--data-dir (or CANDOR_DATA_DIR) is required: the folder Candor keeps its data in');
+  return path.resolve(dataDir);
+}
+
+function loadScenario(file: string | undefined): Scenario {
+  if (file === undefined) return demoScenario;
+  let json: unknown;
+  try {
+    json = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`cannot read the scenario ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return parseScenario(json, file);
+}
+
+function positiveInt(value: string | undefined, fallback: number, flag: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive whole number, got ${JSON.stringify(value)}`);
+  return n;
+}

@@ -1,0 +1,127 @@
+import type OpenAI from 'openai';
+import type { ToolHost } from '../chat/tools';
+import type { ChatMessage } from '../messages';
+import { withRetries } from '../provider/retry';
+import { streamChat } from '../provider/stream';
+import type { TextModel } from '../provider/textModel';
+import type { Rant } from '../rants';
+import type { RantClass } from './classify';
+import { throwIfCancelled } from './errors';
+
+export interface ChangeModel {
+  readonly client: OpenAI;
+  readonly model: string;
+  /** Default 60 s, as `candor.request.idleTimeoutSeconds`. */
+  readonly idleTimeoutMs?: number;
+  readonly maxOutputTokens?: number;
+  /** `candor.request.maxRetries` (2): 429, 5xx and connection errors. */
+  readonly maxRetries?: number;
+}
+
+export interface ChangeRequest {
+  readonly rant: Rant;
+  readonly class: RantClass | null;
+  readonly note: string | null;
+  readonly maxChangedLines: number;
+  readonly maxChangedFiles: number;
+}
+
+export interface ChangeLoopOptions {
+  readonly model: ChangeModel;
+  readonly tools: ToolHost;
+  /** Requests at most. Default 16. */
+  readonly maxRounds?: number;
+  readonly signal?: AbortSignal;
+  /** One line per tool call, for the terminal. */
+  readonly onTool?: (line: string) => void;
+  /** A retry about to happen, for the terminal. */
+  readonly onNotice?: (line: string) => void;
+}
+
+export interface ChangeLoopResult {
+  /** The model's closing words (its description of the change). */
+  readonly summary: string;
+  readonly rounds: number;
+  readonly toolCalls: number;
+  /** True when the round limit stopped the model before it said it was done. */
+  readonly outOfRounds: boolean;
+}
+
+export function changeSystemPrompt(request: ChangeRequest): string {
+  return [
+    'You are Candor, working in a scratch clone of a software repository to address one complaint from its developer.',
+    'Make one small, focused change that addresses it, using the tools: read and search the code, then edit with apply_patch or write_file.',
+    `Keep the change small: at most ${request.maxChangedLines} changed lines in at most ${request.maxChangedFiles} files; a larger change is rejected.`,
+    "Run run_tests before you finish when you can; the change is kept only if the project's tests pass.",
+    'Paths are relative to the repository root. You cannot leave the repository, run other commands, or touch git.',
+    'When done, reply without tool calls: one short paragraph saying what you changed and why.',
+    'If nothing should change, say so and change nothing.',
+  ].join('\n');
+}
+
+export function changeUserMessage(request: ChangeRequest): string {
+  return [
+    `Complaint (rant ${request.rant.id}, ${request.rant.ts}, project ${request.rant.project}):`,
+    request.rant.text,
+    '',
+    `Triage: ${request.class ?? 'unclassified'}${request.note ? ` — ${request.note}` : ''}`,
+  ].join('\n');
+}
+
+/** The change phase's tool loop: stream, run the tools asked for, repeat until the model stops asking. */
+export async function runChangeLoop(request: ChangeRequest, options: ChangeLoopOptions): Promise<ChangeLoopResult> {
+  const maxRounds = options.maxRounds ?? 16;
+  const messages: ChatMessage[] = [
+    { role: 'system', content: changeSystemPrompt(request) },
+    { role: 'user', content: changeUserMessage(request) },
+  ];
+  const specs = options.tools.specs();
+  const signal = options.signal ?? new AbortController().signal;
+  let toolCalls = 0;
+  for (let round = 1; round <= maxRounds; round++) {
+    throwIfCancelled(options.signal);
+    const reply = await withRetries(
+      () =>
+        streamChat(
+          options.model.client,
+          { model: options.model.model, messages, tools: specs, maxOutputTokens: options.model.maxOutputTokens },
+          { idleTimeoutMs: options.model.idleTimeoutMs ?? 60_000, signal: options.signal },
+        ),
+      {
+        maxRetries: options.model.maxRetries ?? 2,
+        signal: options.signal,
+        onRetry: (n) => options.onNotice?.(`retry ${n.attempt} of ${n.of} in ${Math.round(n.delayMs / 1000)} s: ${n.error.describe()}`),
+      },
+    );
+    if (reply.toolCalls.length === 0) return { summary: reply.content.trim(), rounds: round, toolCalls, outOfRounds: false };
+    messages.push({ role: 'assistant', content: reply.content === '' ? null : reply.content, tool_calls: reply.toolCalls });
+    for (const call of reply.toolCalls) {
+      throwIfCancelled(options.signal);
+      toolCalls++;
+      const result = await options.tools.run(call.function.name, call.function.arguments, signal);
+      options.onTool?.(`${call.function.name}(${preview(call.function.arguments)}) → ${firstLine(result)}`);
+      messages.push({ role: 'tool', tool_call_id: call.id, content: result });
+    }
+  }
+  return { summary: '', rounds: maxRounds, toolCalls, outOfRounds: true };
+}
+
+function preview(args: string): string {
+  const flat = args.replace(/\s+/g, ' ');
+  return flat.length > 80 ? `${flat.slice(0, 80)}…` : flat;
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
+}
+
+/** The same client as a TextModel (one non-streamed request), for triage. */
+export function textModelOf(model: ChangeModel): TextModel {
+  return {
+    async complete(messages, signal) {
+      const response = await model.client.chat.completions.create({ model: model.model, messages, stream: false, max_tokens: model.maxOutputTokens }, { signal });
+      return response.choices[0]?.message?.content ?? '';
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { isGitInternal, within } from '../workspace/confine';
+import { WorkspaceToolError } from '../workspace/errors';
+
+export interface WritablePath {
+  /** Real absolute path to write (a symlink inside the clone resolved to its target). */
+  readonly absolute: string;
+  /** Relative to the clone, `/`-separated. */
+  readonly display: string;
+  readonly exists: boolean;
+}
+
+/**
+ * A path the model may write or delete in the scratch clone: relative, not
+ * climbing out with `..`, not in `.git`, and — checked on the real path of
+ * the deepest part that exists — not through a symlink leading outside.
+ */
+export async function confineForWrite(root: string, input: unknown): Promise<WritablePath> {
+  const relative = checkRelative(input);
+  const realRoot = await fs.realpath(root);
+  const lexical = path.join(realRoot, relative);
+  let existing = lexical;
+  let exists = true;
+  while (!(await lstatOrUndefined(existing))) {
+    exists = false;
+    existing = path.dirname(existing);
+  }
+  let real: string;
+  try {
+    real = await fs.realpath(existing);
+  } catch {
+    throw new WorkspaceToolError('symlink-outside', `${relative} is a symlink whose target does not exist; it could lead anywhere`);
+  }
+  if (!within(realRoot, real)) {
+    throw new WorkspaceToolError('symlink-outside', `${relative} is a symlink (or goes through one) that leads outside the scratch clone, to ${real}`);
+  }
+  const absolute = exists ? real : path.join(real, path.relative(existing, lexical));
+  const inside = path.relative(realRoot, absolute);
+  if (isGitInternal(inside)) throw new WorkspaceToolError('git-internal', `${relative} is inside git's own directory`);
+  if (exists && (await fs.stat(absolute)).isDirectory()) throw new WorkspaceToolError('not-a-file', `${relative} is a folder`);
+  return { absolute, display: inside.split(path.sep).join('/'), exists };
+}
+
+/** Refuses absolute paths, drive letters, NUL bytes, `..` escapes and `.git`; returns the normalized relative path. */
+export function checkRelative(input: unknown): string {
+  if (typeof input !== 'string' || input.trim() === '' || input.includes('\0')) {
+    throw new WorkspaceToolError('invalid', 'the path must be a non-empty string');
+  }
+  if (path.isAbsolute(input) || path.win32.isAbsolute(input) || /^[A-Za-z]:/.test(input)) {
+    throw new WorkspaceToolError('outside', `${input} is absolute; give a path relative to the repository`);
+  }
+  const normalized = path.normalize(input.replace(/\\/g, '/'));
+  if (normalized === '..' || normalized.startsWith(`..${path.sep}`) || normalized.startsWith('../')) {
+    throw new WorkspaceToolError('escape', `${input} climbs out of the repository with ".."`);
+  }
+  if (isGitInternal(normalized)) throw new WorkspaceToolError('git-internal', `${input} is inside git's own directory`);
+  return normalized === '' ? '.' : normalized;
+}
+
+async function lstatOrUndefined(target: string): Promise<boolean> {
+  try {
+    await fs.lstat(target);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,34 @@
+/** What stopped an evolution step, as a word the caller can switch on. */
+export type EvolutionErrorKind =
+  /** A scratch-git call aimed at a path outside `<dataDir>/scratch/`: a bug, never run. */
+  | 'outside-scratch'
+  /** Git failed in the scratch clone; the message holds its stderr. */
+  | 'scratch-git'
+  /** Another run holds the repository's lock. */
+  | 'busy'
+  /** The user (or the task) cancelled the run. */
+  | 'cancelled'
+  /** A change-tool argument was refused (path escapes, bad patch, …). */
+  | 'tool'
+  /** The branch to hand off does not exist in the scratch clone. */
+  | 'no-branch';
+
+export class EvolutionError extends Error {
+  override readonly name = 'EvolutionError';
+  constructor(
+    readonly kind: EvolutionErrorKind,
+    message: string,
+  ) {
+    super(message);
+    Object.setPrototypeOf(this, new.target.prototype);
+  }
+}
+
+export function isEvolutionError(value: unknown, kind?: EvolutionErrorKind): value is EvolutionError {
+  return value instanceof EvolutionError && (kind === undefined || value.kind === kind);
+}
+
+/** Throws `cancelled` when the signal has fired. */
+export function throwIfCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted === true) throw new EvolutionError('cancelled', 'cancelled by the user');
+}

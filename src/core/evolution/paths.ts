@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** Where evolution keeps its files in the data folder. */
+
+export const TRIAGE_FILE = 'triage.jsonl';
+export const EVOLUTION_FILE = 'evolution.jsonl';
+export const SCRATCH_DIR = 'scratch';
+
+/**
+ * `<sanitized basename>-<12 hex of sha256(realpath)>`: readable, and two
+ * repositories with the same folder name never share a clone.
+ */
+export function repoId(workspaceRoot: string): string {
+  const real = realOrResolved(workspaceRoot);
+  const base = path.basename(real).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[.-]+|[.-]+$/g, '').slice(0, 40) || 'repo';
+  const hash = createHash('sha256').update(real).digest('hex').slice(0, 12);
+  return `${base}-${hash}`;
+}
+
+export interface RepoPaths {
+  /** The scratch clone: `<dataDir>/scratch/<repo-id>`. */
+  readonly scratch: string;
+  /** One run at a time per repository. */
+  readonly lock: string;
+  /** HEAD commits that passed the gate. */
+  readonly gated: string;
+}
+
+export function repoPaths(dataDir: string, workspaceRoot: string): RepoPaths {
+  const id = repoId(workspaceRoot);
+  const scratchRoot = path.join(path.resolve(dataDir), SCRATCH_DIR);
+  return {
+    scratch: path.join(scratchRoot, id),
+    lock: path.join(scratchRoot, `${id}.lock`),
+    gated: path.join(scratchRoot, `${id}.gated.jsonl`),
+  };
+}
+
+export function realOrResolved(target: string): string {
+  try {
+    return fs.realpathSync.native(target);
+  } catch {
+    return path.resolve(target);
+  }
+}

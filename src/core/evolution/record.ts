@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import { appendJsonLine, isoNow, readJsonLines } from '../jsonl';
+import { EVOLUTION_FILE } from './paths';
+
+export type EvolutionOutcome = 'shipped' | 'discarded' | 'nothing-to-evolve' | 'read-only' | 'revert-prepared' | 'error';
+
+export interface GateSummary {
+  readonly passed: boolean;
+  readonly ms: number;
+  readonly tail: string;
+}
+
+/** One line of evolution.jsonl, as the contract fixes it. */
+export interface EvolutionRecord {
+  readonly v: 1;
+  readonly run: string;
+  readonly ts: string;
+  readonly ended: string;
+  /** The rants this run worked on (at most one). */
+  readonly rants: readonly string[];
+  readonly outcome: EvolutionOutcome;
+  readonly reason: string;
+  readonly branch: string | null;
+  readonly commit: string | null;
+  readonly diffstat: string | null;
+  readonly gate: GateSummary | null;
+}
+
+export function appendRun(dataDir: string, record: EvolutionRecord): void {
+  appendJsonLine(path.join(dataDir, EVOLUTION_FILE), record);
+}
+
+export function readRuns(dataDir: string): EvolutionRecord[] {
+  return readJsonLines<EvolutionRecord>(path.join(dataDir, EVOLUTION_FILE)).records.filter((r) => r.v === 1 && typeof r.run === 'string' && typeof r.outcome === 'string');
+}
+
+/** What a gate ran: a HEAD that passed `npm test` has not passed a different test command. */
+export function gateKey(commands: { readonly testCommand: string; readonly buildCommand?: string; readonly setupCommand?: string }): string {
+  return createHash('sha256')
+    .update([commands.setupCommand ?? '', commands.buildCommand ?? '', commands.testCommand].join('\0'))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** Commits that passed this gate in this repository's scratch clone (HEADs gated, changes shipped). */
+export function gatedCommits(file: string, key: string): Set<string> {
+  const commits = new Set<string>();
+  for (const line of readJsonLines<{ commit?: unknown; gate?: unknown }>(file).records) {
+    if (typeof line.commit === 'string' && line.gate === key) commits.add(line.commit);
+  }
+  return commits;
+}
+
+export function markGated(file: string, commit: string, key: string, clock: () => Date = () => new Date()): void {
+  appendJsonLine(file, { v: 1, ts: isoNow(clock), commit, gate: key });
+}

@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { childEnv } from './childEnv';
+import { EvolutionError } from './errors';
+import { SCRATCH_DIR } from './paths';
+
+/**
+ * Git in Candor's own scratch clone — where any command may run (clone,
+ * fetch, reset --hard, clean, checkout, commit). Every function checks first
+ * that the path it is given lies strictly inside `<dataDir>/scratch/` (on the
+ * real path, so a symlink cannot point it elsewhere), and pins `GIT_DIR` and
+ * `GIT_WORK_TREE` to it, so git can never walk up into an enclosing
+ * repository. A bug elsewhere cannot aim these at the workspace.
+ */
+
+export interface Scratch {
+  readonly dataDir: string;
+  /** `<dataDir>/scratch/<repo-id>`. */
+  readonly dir: string;
+}
+
+export interface ScratchGitOptions {
+  readonly input?: string;
+  readonly signal?: AbortSignal;
+  readonly secrets?: readonly string[];
+  /** Default 10 minutes: a clone of a large repository across filesystems takes a while. */
+  readonly timeoutMs?: number;
+}
+
+/** The fixed identity of every commit Candor makes. */
+export const CANDOR_IDENTITY = ['user.name=Candor', 'user.email=candor@localhost'] as const;
+
+/** Throws `outside-scratch` unless `dir` is strictly inside `<dataDir>/scratch/`; returns it resolved. */
+export function checkScratchPath(scratch: Scratch): string {
+  const root = path.join(path.resolve(scratch.dataDir), SCRATCH_DIR);
+  const dir = path.resolve(scratch.dir);
+  const lexical = path.relative(root, dir);
+  const realRoot = realLenient(root);
+  const real = path.relative(realRoot, realLenient(dir));
+  for (const relative of [lexical, real]) {
+    if (relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
+      throw new EvolutionError('outside-scratch', `refused to run git in ${dir}: not inside ${root}`);
+    }
+  }
+  return dir;
+}
+
+/** Runs `git <args>` in the scratch clone; resolves with stdout, throws `scratch-git` with stderr. */
+export async function scratchGit(scratch: Scratch, args: readonly string[], options: ScratchGitOptions = {}): Promise<string> {
+  const dir = checkScratchPath(scratch);
+  const gitDir = path.join(dir, '.git');
+  return runGit(dir, ['-c', `core.hooksPath=${path.join(gitDir, 'candor-no-hooks')}`, ...args], { ...options, gitDir, workTree: dir });
+}
+
+/** `git clone --no-checkout <source> <scratch>`: git hardlinks objects on the same filesystem and copies across. */
+export async function cloneIntoScratch(scratch: Scratch, source: string, options: ScratchGitOptions = {}): Promise<void> {
+  const dir = checkScratchPath(scratch);
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  await runGit(path.dirname(dir), ['clone', '--quiet', '--no-checkout', '--no-tags', '--', path.resolve(source), dir], options);
+  // Nothing in the scratch clone may reach back into the workspace (a `git push` in a test script).
+  await scratchGit(scratch, ['remote', 'remove', 'origin'], options);
+}
+
+/** `git fetch` from a local path into the scratch clone. */
+export async function fetchIntoScratch(scratch: Scratch, source: string, refspecs: readonly string[], options: ScratchGitOptions = {}): Promise<void> {
+  await scratchGit(scratch, ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--', path.resolve(source), ...refspecs], options);
+}
+
+interface RunOptions extends ScratchGitOptions {
+  readonly gitDir?: string;
+  readonly workTree?: string;
+}
+
+function runGit(cwd: string, args: readonly string[], options: RunOptions): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...childEnv(options.secrets ?? []), LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0' };
+  if (options.gitDir !== undefined) env.GIT_DIR = options.gitDir;
+  if (options.workTree !== undefined) env.GIT_WORK_TREE = options.workTree;
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', [...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal, timeout: options.timeoutMs ?? 600_000, killSignal: 'SIGKILL' });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', (error) => {
+      const aborted = options.signal?.aborted === true;
+      reject(new EvolutionError(aborted ? 'cancelled' : 'scratch-git', aborted ? 'cancelled by the user' : `git ${args.join(' ')} could not start: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      if (code === 0) {
+        resolve(Buffer.concat(out).toString('utf8'));
+        return;
+      }
+      if (options.signal?.aborted === true) {
+        reject(new EvolutionError('cancelled', 'cancelled by the user'));
+        return;
+      }
+      const stderr = Buffer.concat(err).toString('utf8').trim().split('\n').slice(-5).join('\n');
+      const subcommand = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-c') ?? 'git';
+      reject(new EvolutionError('scratch-git', `git ${subcommand} failed in the scratch clone (${signal ?? `exit ${code}`}): ${stderr}`));
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+function realLenient(target: string): string {
+  try {
+    return fs.realpathSync.native(target);
+  } catch {
+    const parent = path.dirname(target);
+    return parent === target ? target : path.join(realLenient(parent), path.basename(target));
+  }
+}

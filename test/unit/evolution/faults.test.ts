@@ -1,0 +1,231 @@
+import * as assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runEvolution } from '../../../src/core/evolution/pipeline';
+import { gateKey, markGated, readRuns } from '../../../src/core/evolution/record';
+import { readDecisions } from '../../../src/core/evolution/triage';
+import { repoPaths } from '../../../src/core/evolution/paths';
+import { Printer, ScriptedModel, running, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write } from './helpers';
+
+describe('evolution run: faults', () => {
+  let model: ScriptedModel;
+  let ws: string;
+  let dataDir: string;
+
+  before(async () => {
+    model = await ScriptedModel.start();
+  });
+  after(async () => model.close());
+  beforeEach(() => {
+    ws = workspaceRepo();
+    dataDir = tempDir('candor-data-');
+  });
+  afterEach(() => removeTempDirs());
+
+  const scratchDir = (): string => repoPaths(dataDir, ws).scratch;
+  const shipScenario = (id: string): unknown => loopScenario(triageAnswer([{ id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } });
+
+  it('not a git repository: an error record with a clear reason', async () => {
+    const plain = tempDir('candor-plain-');
+    write(plain, 'a.txt', 'a');
+    const record = await runEvolution(baseOptions(plain, dataDir), new Printer().io);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.reason, /is not a git repository/);
+    assert.equal(readRuns(dataDir).length, 1);
+  });
+
+  it('a repository without commits: an error record, the repository untouched', async () => {
+    const empty = tempDir('candor-empty-');
+    git(empty, 'init', '-q', '-b', 'main');
+    const before = snapshot(empty);
+    const record = await runEvolution(baseOptions(empty, dataDir), new Printer().io);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.reason, /has no commits yet/);
+    assert.deepEqual(snapshot(empty), before);
+  });
+
+  it('a data folder on another filesystem (/dev/shm, a tmpfs) works: the clone copies what it cannot hardlink', async function () {
+    if (!fs.existsSync('/dev/shm') || fs.statSync('/dev/shm').dev === fs.statSync(os.tmpdir()).dev) this.skip();
+    dataDir = tempDir('candor-shm-', '/dev/shm');
+    const r = rant(dataDir, 'The greeting is too short, it is a bug', path.basename(ws));
+    model.use(shipScenario(r.id));
+    const before = snapshot(ws);
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
+    assert.equal(record.outcome, 'shipped', record.reason);
+    assert.equal(fs.statSync(scratchDir()).dev, fs.statSync('/dev/shm').dev);
+    assert.deepEqual(snapshot(ws), before);
+  });
+
+  it('a test command that does not exist fails the HEAD gate: error, with the shell saying so in the tail', async () => {
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'candor-no-such-command-xyz' }), new Printer().io);
+    assert.equal(record.outcome, 'error');
+    assert.equal(record.reason, "the workspace's HEAD does not pass its own tests");
+    assert.match(record.gate?.tail ?? '', /not found/);
+  });
+
+  it('a test command that hangs is killed at its timeout, with everything it started', async () => {
+    const pidFile = path.join(dataDir, 'child.pid');
+    const testCommand = `sleep 30 & echo $! > ${JSON.stringify(pidFile)}; wait`;
+    const started = Date.now();
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand, timeoutMs: 1000 }), new Printer().io);
+    assert.equal(record.outcome, 'error');
+    assert.ok(Date.now() - started < 15_000, 'the run did not wait for the hang');
+    assert.ok((record.gate?.ms ?? 0) >= 900);
+    const child = Number(fs.readFileSync(pidFile, 'utf8'));
+    await waitFor(() => !alive(child), 3000);
+    assert.equal(alive(child), false, 'the background sleep was killed with its group');
+  });
+
+  it('a test command that prints megabytes keeps a bounded tail and still passes', async () => {
+    const testCommand = `node -e "process.stdout.write('x'.repeat(5000000)); process.stdout.write('\\nEND OF OUTPUT\\n')" && node test.js`;
+    const printer = new Printer();
+    const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
+    model.use(shipScenario(r.id));
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand }), printer.io);
+    assert.equal(record.outcome, 'shipped', record.reason);
+    assert.ok(Buffer.byteLength(record.gate?.tail ?? '') < 4300, `tail is ${Buffer.byteLength(record.gate?.tail ?? '')} bytes`);
+    assert.match(record.gate?.tail ?? '', /END OF OUTPUT\ntests ok\n$/);
+    assert.ok(printer.output.length >= 10_000_000, 'all output was streamed to the terminal');
+    assert.ok(fs.statSync(path.join(dataDir, 'evolution.jsonl')).size < 20_000);
+  });
+
+  it('the model returns nothing: triage falls back to the rules, the run ends with nothing to evolve', async () => {
+    rant(dataDir, 'The save button is broken and crashes', path.basename(ws));
+    model.use({ rules: [{ respond: { text: '' } }] });
+    const before = snapshot(ws);
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
+    assert.equal(record.outcome, 'nothing-to-evolve');
+    const [decision] = readDecisions(dataDir);
+    assert.equal(decision?.source, 'fallback');
+    assert.equal(decision?.class, 'bug');
+    assert.deepEqual(snapshot(ws), before);
+  });
+
+  it('the model returns garbage: triage falls back, bad tool calls come back as errors, nothing ships', async () => {
+    const r = rant(dataDir, 'Could you please add a farewell function', path.basename(ws));
+    model.use({
+      rules: [
+        { match: { system: '^You triage' }, respond: { text: 'Sure! Here you go: {"rants": [{"id": 42, "class": "catastrophe"' } },
+        { match: { lastRole: 'user' }, respond: { toolCalls: [{ name: 'write_file', arguments: { path: '../outside.txt', content: 'x' } }, { name: 'rm_rf', arguments: {} }, { name: 'read_file', arguments: { path: '/etc/passwd' } }] } },
+        { match: { lastRole: 'tool' }, respond: { text: '¯\\_(ツ)_/¯' } },
+      ],
+    });
+    const before = snapshot(ws);
+    const printer = new Printer();
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), printer.io);
+    assert.equal(record.outcome, 'nothing-to-evolve', printer.text());
+    assert.deepEqual(record.rants, [r.id]);
+    assert.equal(readDecisions(dataDir)[0]?.source, 'fallback');
+    assert.equal(readDecisions(dataDir)[0]?.class, 'request');
+    assert.match(printer.text(), /write_file\(.*\) → Error: \.\.\/outside\.txt climbs out/);
+    assert.match(printer.text(), /rm_rf\(.*\) → Error: there is no tool "rm_rf"/);
+    assert.match(printer.text(), /read_file\(.*\) → Error: \/etc\/passwd is absolute/);
+    assert.equal(fs.existsSync(path.join(path.dirname(scratchDir()), 'outside.txt')), false);
+    assert.deepEqual(snapshot(ws), before);
+  });
+
+  it('the model failing mid-change (HTTP 500) is an error; the clone is restored', async () => {
+    const r = rant(dataDir, 'The greeting is broken', path.basename(ws));
+    model.use({
+      rules: [
+        { match: { system: '^You triage' }, respond: { text: triageAnswer([{ id: r.id, class: 'bug' }]) } },
+        { match: { lastRole: 'user' }, respond: { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: 'broken' } }] } },
+        { match: { lastRole: 'tool' }, respond: { error: { status: 500, message: 'scripted outage' } } },
+      ],
+    });
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.reason, /model request failed during change: http 500/);
+    assert.equal(git(scratchDir(), 'status', '--porcelain').trim(), '');
+  });
+
+  it('a run killed mid-way (stale lock, dirty clone) is recovered by the next run', async () => {
+    const first = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
+    model.use(shipScenario(first.id));
+    assert.equal((await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io)).outcome, 'shipped');
+
+    // What a run killed in its change phase leaves behind.
+    const scratch = scratchDir();
+    const deadPid = spawnSync(process.execPath, ['-e', '0']).pid;
+    fs.writeFileSync(repoPaths(dataDir, ws).lock, JSON.stringify({ pid: deadPid, host: os.hostname(), started: '2020-01-01T00:00:00.000Z', token: 'killed' }));
+    write(scratch, 'greet.js', 'half-written');
+    write(scratch, 'stray/new.js', 'untracked');
+    write(scratch, 'ignored.log', 'x');
+    git(scratch, 'add', 'stray/new.js');
+    fs.writeFileSync(path.join(scratch, '.git', 'index.lock'), '');
+
+    const second = rant(dataDir, 'Errors are not shown when the greeting fails', path.basename(ws));
+    model.use(shipScenario(second.id));
+    const printer = new Printer();
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), printer.io);
+    assert.equal(record.outcome, 'shipped', `${record.reason}\n${printer.text()}`);
+    assert.match(printer.text(), new RegExp(`took over the lock left by an earlier run that did not end \\(pid ${deadPid}`));
+    assert.equal(fs.existsSync(repoPaths(dataDir, ws).lock), false, 'the lock is released');
+    assert.equal(git(scratch, 'show', `${record.commit}:greet.js`), "module.exports = () => 'hello world';\n");
+    assert.equal(git(scratch, 'show', '--stat', '--format=', record.commit ?? '').includes('stray'), false);
+    assert.equal(git(scratch, 'status', '--porcelain', '--ignored').trim(), '');
+  });
+
+  it('two runs started at once: one runs, the other refuses with a clear message', async () => {
+    const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
+    model.use(shipScenario(r.id));
+    const [a, b] = await Promise.all([
+      runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io),
+      runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io),
+    ]);
+    const outcomes = [a.outcome, b.outcome].sort();
+    assert.deepEqual(outcomes, ['error', 'shipped']);
+    const refused = a.outcome === 'error' ? a : b;
+    assert.match(refused.reason, new RegExp(`another evolution run is in progress for this repository \\(pid ${process.pid}`));
+  });
+
+  it('a lock held by another live process refuses the run', async () => {
+    const holder = spawn('sleep', ['30']);
+    try {
+      fs.mkdirSync(path.dirname(repoPaths(dataDir, ws).lock), { recursive: true });
+      fs.writeFileSync(repoPaths(dataDir, ws).lock, JSON.stringify({ pid: holder.pid, host: os.hostname(), started: new Date().toISOString(), token: 'live' }));
+      const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
+      assert.equal(record.outcome, 'error');
+      assert.match(record.reason, new RegExp(`another evolution run is in progress .*pid ${holder.pid}`));
+      assert.ok(fs.existsSync(repoPaths(dataDir, ws).lock), "the live lock is left alone");
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  it('cancelling during the gate stops the command, discards, restores the clone and releases the lock', async () => {
+    const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
+    model.use(shipScenario(r.id));
+    const controller = new AbortController();
+    const printer = new Printer();
+    const io = { ...printer.io, onPhase: (phase: string) => { if (phase === 'gate') setTimeout(() => controller.abort(), 200); } };
+    const testCommand = 'node test.js && sleep 20';
+    // HEAD passed before: mark it, so only the change gate runs (and is cancelled).
+    markGated(repoPaths(dataDir, ws).gated, git(ws, 'rev-parse', 'HEAD').trim(), gateKey({ testCommand }));
+    const started = Date.now();
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand, signal: controller.signal }), io);
+    assert.ok(Date.now() - started < 15_000);
+    assert.equal(record.outcome, 'discarded');
+    assert.match(record.reason, /cancelled by the user during gate/);
+    assert.equal(git(scratchDir(), 'status', '--porcelain').trim(), '');
+    assert.equal(fs.existsSync(repoPaths(dataDir, ws).lock), false);
+  });
+
+  it('a data folder inside the workspace is refused and nothing is written there', async () => {
+    const inside = path.join(ws, 'candor-data');
+    const before = snapshot(ws);
+    const record = await runEvolution(baseOptions(ws, inside), new Printer().io);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.reason, /inside the workspace repository/);
+    assert.deepEqual(snapshot(ws), before);
+  });
+});
+
+const alive = running;
+
+async function waitFor(condition: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!condition() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+}

@@ -1,0 +1,136 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { checkScratchPath, cloneIntoScratch, scratchGit, type Scratch } from '../../../src/core/evolution/scratchGit';
+import { prepareScratch, setupIsCurrent, setupPlan, writeSetupStamp } from '../../../src/core/evolution/scratch';
+import { repoId, repoPaths } from '../../../src/core/evolution/paths';
+import { git, removeTempDirs, snapshot, tempDir, workspaceRepo, write } from './helpers';
+
+const refusedOutside = (err: unknown): boolean => (err as { kind?: string }).kind === 'outside-scratch';
+
+describe('scratch git: only ever inside <dataDir>/scratch/', () => {
+  let dataDir: string;
+  let ws: string;
+  beforeEach(() => {
+    dataDir = tempDir('candor-data-');
+    ws = workspaceRepo();
+  });
+  afterEach(() => removeTempDirs());
+
+  it('refuses the workspace, the scratch folder itself, `..` escapes and symlinks out — before git runs', async () => {
+    const before = snapshot(ws);
+    const aimed: Scratch[] = [
+      { dataDir, dir: ws },
+      { dataDir, dir: path.join(dataDir, 'scratch') },
+      { dataDir, dir: path.join(dataDir, 'scratch', '..', 'elsewhere') },
+      { dataDir, dir: dataDir },
+      { dataDir: ws, dir: path.join(dataDir, 'scratch', 'x') },
+    ];
+    fs.mkdirSync(path.join(dataDir, 'scratch'), { recursive: true });
+    fs.symlinkSync(ws, path.join(dataDir, 'scratch', 'link-to-workspace'));
+    aimed.push({ dataDir, dir: path.join(dataDir, 'scratch', 'link-to-workspace') });
+    for (const scratch of aimed) {
+      assert.throws(() => checkScratchPath(scratch), refusedOutside, scratch.dir);
+      await assert.rejects(scratchGit(scratch, ['reset', '--hard']), refusedOutside);
+      await assert.rejects(scratchGit(scratch, ['clean', '-fdx']), refusedOutside);
+      await assert.rejects(cloneIntoScratch(scratch, ws), refusedOutside);
+    }
+    assert.deepEqual(snapshot(ws), before);
+  });
+
+  it('never walks up into an enclosing repository: GIT_DIR is pinned to the clone', async () => {
+    // A data folder that itself lies in some git repository (not the workspace).
+    git(dataDir, 'init', '-q', '-b', 'main');
+    const scratch: Scratch = { dataDir, dir: path.join(dataDir, 'scratch', 'no-clone-here') };
+    fs.mkdirSync(scratch.dir, { recursive: true });
+    await assert.rejects(scratchGit(scratch, ['status', '--porcelain']), (err: unknown) => (err as { kind?: string }).kind === 'scratch-git');
+  });
+
+  it('clones from the workspace path (hardlinked objects on one filesystem), with no remote pointing back', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const before = snapshot(ws);
+    const prepared = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    assert.equal(prepared.cloned, true);
+    assert.equal(prepared.scratch.dir, path.join(dataDir, 'scratch', repoId(ws)));
+    assert.equal(git(prepared.scratch.dir, 'rev-parse', 'HEAD').trim(), head);
+    assert.equal(git(prepared.scratch.dir, 'remote').trim(), '', 'no origin: nothing in the clone can push to the workspace');
+    const objects = path.join(prepared.scratch.dir, '.git', 'objects', head.slice(0, 2), head.slice(2));
+    assert.ok(fs.statSync(objects).nlink >= 2, 'the commit object is hardlinked, not copied');
+    assert.deepEqual(snapshot(ws), before);
+  });
+
+  it('refreshes by fetch and starts each run at the workspace HEAD (a detached one too), clean', async () => {
+    const first = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head: first, setupCommand: '' });
+    write(ws, 'greet.js', "module.exports = () => 'hello again';\n");
+    git(ws, 'commit', '-qam', 'second');
+    git(ws, 'checkout', '-q', '--detach');
+    write(ws, 'greet.js', "module.exports = () => 'detached';\n");
+    git(ws, 'commit', '-qam', 'detached commit');
+    const detached = git(ws, 'rev-parse', 'HEAD').trim();
+    write(scratch.dir, 'greet.js', 'scribbled');
+    write(scratch.dir, 'junk.txt', 'junk');
+    const again = await prepareScratch({ dataDir, workspaceRoot: ws, head: detached, setupCommand: '' });
+    assert.deepEqual([again.cloned, again.fetched], [false, true]);
+    assert.equal(git(scratch.dir, 'rev-parse', 'HEAD').trim(), detached);
+    assert.equal(fs.readFileSync(path.join(scratch.dir, 'greet.js'), 'utf8'), "module.exports = () => 'detached';\n");
+    assert.equal(git(scratch.dir, 'status', '--porcelain', '--ignored').trim(), '');
+    const third = await prepareScratch({ dataDir, workspaceRoot: ws, head: first, setupCommand: '' });
+    assert.deepEqual([third.cloned, third.fetched], [false, false], 'a commit already there needs no fetch');
+  });
+
+  it('a clone damaged beyond use is cloned afresh', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    fs.rmSync(path.join(scratch.dir, '.git', 'objects'), { recursive: true });
+    const again = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    assert.equal(again.cloned, true);
+    assert.equal(git(scratch.dir, 'rev-parse', 'HEAD').trim(), head);
+  });
+
+  it('setup: the command given, else the install the lock file implies, else none', () => {
+    const dir = tempDir('candor-locks-');
+    assert.equal(setupPlan(dir, ''), undefined);
+    assert.equal(setupPlan(dir, 'make deps')?.command, 'make deps');
+    for (const [file, command] of [['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'], ['yarn.lock', 'yarn install --frozen-lockfile'], ['package-lock.json', 'npm ci']]) {
+      write(dir, file, 'lock');
+      assert.equal(setupPlan(dir, '')?.command, command);
+      assert.equal(setupPlan(dir, '')?.lockFile, file);
+    }
+    assert.equal(setupPlan(dir, 'make deps')?.command, 'make deps', 'the setting wins over the lock file');
+  });
+
+  it('dependencies survive the per-run clean while the lock file is unchanged, and go when it changes', async () => {
+    write(ws, 'package-lock.json', '{"lockfileVersion": 3}\n');
+    git(ws, 'add', '-A');
+    git(ws, 'commit', '-qm', 'lock');
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    assert.equal(setupIsCurrent(scratch.dir, ''), false, 'never installed');
+    write(scratch.dir, 'node_modules/dep/index.js', 'installed');
+    writeSetupStamp(scratch.dir, setupPlan(scratch.dir, '') ?? assert.fail('plan'));
+    assert.equal(setupIsCurrent(scratch.dir, ''), true);
+    assert.equal(git(scratch.dir, 'status', '--porcelain').trim(), '', 'node_modules is excluded from changes');
+
+    await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    assert.ok(fs.existsSync(path.join(scratch.dir, 'node_modules/dep/index.js')), 'kept: the lock file did not change');
+
+    write(ws, 'package-lock.json', '{"lockfileVersion": 3, "packages": {}}\n');
+    git(ws, 'commit', '-qam', 'lock changed');
+    await prepareScratch({ dataDir, workspaceRoot: ws, head: git(ws, 'rev-parse', 'HEAD').trim(), setupCommand: '' });
+    assert.equal(fs.existsSync(path.join(scratch.dir, 'node_modules')), false, 'cleaned: the lock file changed');
+    assert.equal(setupIsCurrent(scratch.dir, ''), false);
+    assert.equal(setupIsCurrent(scratch.dir, 'other command'), false);
+  });
+
+  it('repo ids: readable, distinct for two folders of the same name', () => {
+    const a = tempDir('candor-a-');
+    const b = tempDir('candor-b-');
+    fs.mkdirSync(path.join(a, 'My Project!'));
+    fs.mkdirSync(path.join(b, 'My Project!'));
+    const idA = repoId(path.join(a, 'My Project!'));
+    assert.match(idA, /^my-project-[0-9a-f]{12}$/);
+    assert.notEqual(idA, repoId(path.join(b, 'My Project!')));
+    assert.equal(repoPaths(dataDir, ws).scratch, path.join(dataDir, 'scratch', repoId(ws)));
+  });
+});
