@@ -52,7 +52,20 @@ await Promise.all([
     entryPoints: [path.join(root, 'webview/main.ts')],
     outfile: path.join(dist, 'webview.js'),
   }),
+  // The prompt-evolution review panel (src/host/promptReview.ts).
+  esbuild.build({
+    bundle: true,
+    platform: 'browser',
+    target: 'chrome120',
+    format: 'iife',
+    sourcemap: production ? false : 'linked',
+    minify: production,
+    logLevel: 'warning',
+    entryPoints: [path.join(root, 'webview/promptReview.ts')],
+    outfile: path.join(dist, 'promptReview.js'),
+  }),
 ]);
 fs.copyFileSync(path.join(root, 'webview/chat.css'), path.join(dist, 'webview.css'));
+fs.copyFileSync(path.join(root, 'webview/promptReview.css'), path.join(dist, 'promptReview.css'));
 fs.copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
 console.log(`built ${production ? 'production' : 'development'} bundles in ${path.relative(root, dist)}/`);

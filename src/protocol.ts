@@ -38,6 +38,27 @@ export interface DriftView {
   readonly skippedLines: number;
 }
 
+export interface RantView {
+  readonly id: string;
+  readonly ts: string;
+  readonly text: string;
+  readonly status: 'new' | 'duplicate' | 'triaged' | 'acted' | 'dismissed';
+  readonly class: string | null;
+  readonly branch: string | null;
+  readonly commit: string | null;
+}
+
+export interface RunView {
+  readonly run: string;
+  readonly ts: string;
+  readonly outcome: string;
+  readonly reason: string;
+  readonly branch: string | null;
+  readonly diffstat: string | null;
+  readonly gateTail: string | null;
+  readonly gatePassed: boolean | null;
+}
+
 export type HostMessage =
   | {
       readonly type: 'init';
@@ -57,10 +78,11 @@ export type HostMessage =
   | { readonly type: 'gauge'; readonly gauge: GaugeState }
   | { readonly type: 'provider'; readonly provider: ProviderInfo }
   | { readonly type: 'git'; readonly git: GitInfo }
-  | { readonly type: 'drift'; readonly drift: DriftView };
+  | { readonly type: 'drift'; readonly drift: DriftView }
+  | { readonly type: 'rants'; readonly rants: readonly RantView[]; readonly runs: readonly RunView[] };
 
 /** Commands the webview may ask the host to run: a fixed list, nothing else. */
-export const WEBVIEW_COMMANDS = ['candor.selectModel', 'candor.setApiKey', 'candor.newSession', 'candor.openSession', 'candor.compact', 'candor.showDrift', 'candor.rant', 'candor.showLog'] as const;
+export const WEBVIEW_COMMANDS = ['candor.selectModel', 'candor.setApiKey', 'candor.newSession', 'candor.openSession', 'candor.compact', 'candor.showDrift', 'candor.rant', 'candor.showLog', 'candor.evolve'] as const;
 export type WebviewCommand = (typeof WEBVIEW_COMMANDS)[number];
 
 export type WebviewMessage =
@@ -70,7 +92,9 @@ export type WebviewMessage =
   | { readonly type: 'retry' }
   | { readonly type: 'showChat' }
   | { readonly type: 'runCommand'; readonly command: WebviewCommand }
-  | { readonly type: 'feedback'; readonly entryId: string; readonly value: 'up' | 'down' };
+  | { readonly type: 'feedback'; readonly entryId: string; readonly value: 'up' | 'down' }
+  | { readonly type: 'dismissRant'; readonly id: string }
+  | { readonly type: 'takeBranch'; readonly branch: string };
 
 /** Longest message a user may send from the chat box (1 MiB of text). */
 export const MAX_SEND_CHARS = 1_048_576;
@@ -95,6 +119,10 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | undefined 
       return only('entryId', 'value') && typeof m.entryId === 'string' && m.entryId.length <= 200 && (m.value === 'up' || m.value === 'down')
         ? { type: 'feedback', entryId: m.entryId, value: m.value }
         : undefined;
+    case 'dismissRant':
+      return only('id') && typeof m.id === 'string' && /^[0-9a-z-]{1,64}$/.test(m.id) ? { type: 'dismissRant', id: m.id } : undefined;
+    case 'takeBranch':
+      return only('branch') && typeof m.branch === 'string' && /^candor\/[0-9a-z-]{1,80}$/.test(m.branch) ? { type: 'takeBranch', branch: m.branch } : undefined;
     default:
       return undefined;
   }

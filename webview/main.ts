@@ -2,6 +2,7 @@ import type { DriftView, GaugeState, GitInfo, HostMessage, ProviderInfo, Transcr
 import { registerToolkit, button, setDisabled } from './toolkit';
 import { renderMarkdown } from './markdown';
 import { renderDrift } from './drift';
+import { renderRants } from './rants';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;
@@ -106,6 +107,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'git':
       setGit(message.git);
       break;
+    case 'rants':
+      renderRants($('rants-body'), $('rants-summary'), message.rants, message.runs, (m) => vscode.postMessage(m));
+      break;
     case 'drift':
       chatView.hidden = true;
       driftView.hidden = false;
@@ -191,6 +195,10 @@ function renderBody(el: HTMLElement, entry: TranscriptEntry, text: string): void
     case 'partial':
       who.textContent = entry.kind === 'partial' ? 'Candor (incomplete reply)' : 'Candor';
       body.innerHTML = renderMarkdown(text);
+      if (entry.kind === 'assistant' && !el.classList.contains('streaming')) {
+        el.append(who, body, feedbackButtons(entry.id));
+        return;
+      }
       break;
     case 'summary':
       who.textContent = 'Compaction';
@@ -219,6 +227,20 @@ function renderBody(el: HTMLElement, entry: TranscriptEntry, text: string): void
     }
   }
   el.append(who, body);
+}
+
+function feedbackButtons(entryId: string): HTMLElement {
+  const row = document.createElement('div');
+  row.className = 'feedback';
+  const send = (value: 'up' | 'down', chosen: HTMLElement): void => {
+    vscode.postMessage({ type: 'feedback', entryId, value });
+    row.querySelectorAll('vscode-button').forEach((b) => b.classList.remove('chosen'));
+    chosen.classList.add('chosen');
+  };
+  const up: HTMLElement = button('▲', 'icon', () => send('up', up), 'Good reply');
+  const down: HTMLElement = button('▼', 'icon', () => send('down', down), 'Bad reply');
+  row.append(up, down);
+  return row;
 }
 
 function scrollDown(): void {

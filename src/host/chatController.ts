@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Conversation, type ChatEvent, type ChatSettings } from '../core/chat/conversation';
+import { Conversation, type ChatEvent, type ChatSettings, type RequestTrace } from '../core/chat/conversation';
 import { sessionCompactor } from '../core/chat/compactor';
 import { noTools, type ToolHost } from '../core/chat/tools';
 import { transcriptOf } from '../core/chat/transcript';
@@ -29,6 +29,17 @@ export interface ChatControllerDeps {
   readonly log: Logger;
   readonly systemPrompt: () => Promise<string>;
   readonly tools: () => ToolHost;
+  /** Every request that ended (the prompt-evolution trace store). */
+  readonly trace?: (trace: RequestTrace) => void;
+  /** Thumbs up/down on a reply. */
+  readonly feedback?: (replyId: string, value: 'up' | 'down', session: string) => void;
+  /** A rant was saved from the chat or the palette. */
+  readonly rantSaved?: (rantId: string, session: string | null) => void;
+  /** Rant list actions from the chat view. */
+  readonly dismissRant?: (id: string) => Promise<void>;
+  readonly takeBranch?: (branch: string) => Promise<void>;
+  /** Posts the rants list (after init and whenever it changes). */
+  readonly postRants?: () => void;
   /** Extra things for the `init` message (git state), filled in by other features. */
   readonly extraInit?: () => Partial<Extract<HostMessage, { type: 'init' }>>;
 }
@@ -82,8 +93,17 @@ export class ChatController extends Disposable {
       case 'runCommand':
         await vscode.commands.executeCommand(message.command);
         break;
-      case 'showChat':
       case 'feedback':
+        this.deps.log.info(`feedback ${message.value} on ${message.entryId}`);
+        this.deps.feedback?.(message.entryId, message.value, this.currentSession.id);
+        break;
+      case 'dismissRant':
+        await this.deps.dismissRant?.(message.id);
+        break;
+      case 'takeBranch':
+        await this.deps.takeBranch?.(message.branch);
+        break;
+      case 'showChat':
         break;
     }
   }
@@ -106,6 +126,8 @@ export class ChatController extends Disposable {
     const project = vscode.workspace.workspaceFolders?.[0]?.name ?? '';
     const saved = saveRant(this.deps.dataDir, { text, project, session: this.currentSession.id });
     this.deps.log.info(`rant ${saved.id} saved (${text.length} chars)`);
+    this.deps.rantSaved?.(saved.id, saved.session);
+    this.deps.postRants?.();
     void vscode.window.showInformationMessage('Rant saved');
   }
 
@@ -183,6 +205,7 @@ export class ChatController extends Disposable {
       sessionTitle: session.title(),
       ...this.deps.extraInit?.(),
     });
+    this.deps.postRants?.();
     if (session.skippedLines > 0) {
       this.deps.log.warn(`session ${session.id}: ${session.skippedLines} unreadable line(s) skipped; the file is kept as it is`);
     }
@@ -225,6 +248,7 @@ export class ChatController extends Disposable {
       compactor: sessionCompactor(summarize),
       emit: (event) => this.relay(event),
       log: this.deps.log,
+      trace: this.deps.trace,
     });
   }
 

@@ -93,6 +93,7 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
     <p>Try: “list files” (a tool call), “reply without usage” (the gauge warns), or <code>/rant</code> followed by a complaint.</p>
     <p>To use a real model, set <code>candor.baseUrl</code> (any OpenAI-compatible endpoint) and <code>candor.model</code>, then run <em>Candor: Set API Key</em> (or set <code>OPENAI_API_KEY</code>).</p>
   </section>
+  <details id="rants-panel"><summary id="rants-summary">Rants</summary><div id="rants-body"></div></details>
   <div id="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="0"></div>
   <div id="composer">
     <textarea id="input" aria-label="Message Candor" placeholder="Message Candor (Enter to send, Shift+Enter for a new line, /rant to complain)"></textarea>

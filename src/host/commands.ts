@@ -1,5 +1,4 @@
 import * as vscode from 'vscode';
-import { saveRant } from '../core/rants';
 import type { Logger } from '../core/log';
 import type { DriftView } from '../protocol';
 import type { ChatController } from './chatController';
@@ -38,13 +37,7 @@ export function registerChatCommands(deps: CommandDeps): vscode.Disposable[] {
     run('candor.rant', async () => {
       const text = await vscode.window.showInputBox({ title: 'Candor: Rant', prompt: 'What went wrong?', ignoreFocusOut: true });
       if (text === undefined) return;
-      if (text.trim() === '') {
-        void vscode.window.showWarningMessage('Nothing saved: the rant was empty.');
-        return;
-      }
-      const rant = saveRant(deps.dataDir, { text, project: vscode.workspace.workspaceFolders?.[0]?.name ?? '', session: chat.rantSession() });
-      log.info(`rant ${rant.id} saved (${text.length} chars)`);
-      void vscode.window.showInformationMessage('Rant saved');
+      await chat.rant(text);
     }),
     run('candor.compact', () => chat.compact()),
     run('candor.newSession', async () => {

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { buildSystemPrompt, BUILT_IN_PROMPT } from '../core/prompt/systemPrompt';
+import { buildSystemPrompt } from '../core/prompt/systemPrompt';
 import { agentTools } from '../core/tools/agentTools';
 import { bundledTokenizerModules } from '../core/tokenizer/workerTokenizer';
 import { DisposableStore } from './lifecycle';
@@ -15,6 +15,10 @@ import { ChatController } from './chatController';
 import { registerChatCommands } from './commands';
 import { WorkspaceGit, vscodeUnsavedBuffers } from './workspaceGit';
 import { EditProposals } from './proposeEdit';
+import { PromptEvolution } from './promptEvolution';
+import { MemoryFeature } from './memory';
+import { EvolutionFeature } from './evolution';
+import { rantsMessage } from './rantsView';
 
 /** Builds Candor's services and returns the one disposable that owns them all. */
 export function createServices(context: vscode.ExtensionContext): vscode.Disposable {
@@ -48,12 +52,16 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   const view = store.add(new ChatView(context.extensionUri, (message) => void late.chat?.handle(message).catch((err: unknown) => log.error(`chat: ${String(err)}`)), log));
   const git = store.add(new WorkspaceGit(log, (info) => view.post({ type: 'git', git: info })));
   const proposals = store.add(new EditProposals());
+  const memory = store.add(new MemoryFeature({ dataDir: data.dir, settings, providers, log }));
   const toolHost = agentTools({
     roots: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
     repository: (folder) => git.repository(folder),
     unsaved: vscodeUnsavedBuffers,
     proposeEdit: (proposal, signal) => proposals.propose(proposal, signal),
+    remember: (text) => memory.remember(text),
   });
+  const promptEvolution = store.add(new PromptEvolution({ extensionUri: context.extensionUri, dataDir: data.dir, providers, settings, log, channel }));
+  const evolution = store.add(new EvolutionFeature({ dataDir: data.dir, settings, providers, keys, log, changed: () => view.post(rantsMessage(evolution)) }));
   const chat = store.add(new ChatController({
     dataDir: data.dir,
     settings,
@@ -65,7 +73,13 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     log,
     tools: () => toolHost,
     extraInit: () => ({ git: git.info }),
-    systemPrompt: async () => buildSystemPrompt({ prompt: BUILT_IN_PROMPT, toolNames: toolHost.specs().map((t) => t.function.name) }),
+    trace: promptEvolution.traceSink(),
+    feedback: (replyId, value, session) => promptEvolution.feedback(replyId, value, session),
+    rantSaved: (rantId, session) => promptEvolution.linkRant(rantId, session),
+    dismissRant: (id) => evolution.dismiss(id),
+    takeBranch: (branch) => evolution.takeBranch(branch),
+    postRants: () => view.post(rantsMessage(evolution)),
+    systemPrompt: async () => buildSystemPrompt({ prompt: (await promptEvolution.currentPromptText()).text, memory: await memory.promptText(), toolNames: toolHost.specs().map((t) => t.function.name) }),
   }));
   late.chat = chat;
   for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log })) store.add(d);

@@ -58,3 +58,19 @@ export async function readGauge(page: Page): Promise<Gauge> {
   });
   return { text, ariaLabel, warning };
 }
+
+/** Opens a workspace file with Quick Open, as a user does (Ctrl+P, name, Enter). */
+export async function openFile(page: Page, name: string): Promise<void> {
+  // Keys go to the focused frame: hand focus back to the workbench first.
+  await page.evaluate(() => {
+    const active = document.activeElement;
+    if (active instanceof HTMLElement && active.tagName === 'IFRAME') active.blur();
+  });
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ state: 'visible', timeout: 10_000 });
+  await input.press('Enter');
+  await page.locator(`.tabs-container .tab[aria-label^="${name}"]`).first().waitFor({ state: 'visible', timeout: 10_000 });
+}

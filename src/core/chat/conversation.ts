@@ -43,6 +43,23 @@ export type ChatEvent =
   | { readonly type: 'busy'; readonly busy: boolean }
   | { readonly type: 'gauge'; readonly gauge: GaugeState };
 
+/** One request as the trace store keeps it (no message text, no key). */
+export interface RequestTrace {
+  readonly session: string;
+  readonly turn: string;
+  /** The transcript entry of the reply, for thumbs up/down. */
+  readonly replyId: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly completed: boolean;
+  readonly error?: string;
+  readonly promptTokens?: number;
+  readonly completionTokens?: number;
+  readonly estimate: number;
+  readonly toolCalls: readonly string[];
+  readonly durationMs: number;
+}
+
 export interface ConversationDeps {
   readonly session: Session;
   readonly gate: ContextGate;
@@ -58,6 +75,8 @@ export interface ConversationDeps {
   readonly compactor: Compactor;
   readonly emit: (event: ChatEvent) => void;
   readonly log: Logger;
+  /** Told about every request that ended, completed or not. */
+  readonly trace?: (trace: RequestTrace) => void;
 }
 
 /** Tool rounds per turn; a model that keeps calling tools past this is stopped and told so. */
@@ -198,7 +217,15 @@ export class Conversation {
     }
     const replyId = newId();
     let started = false;
+    const record = (fields: Pick<RequestTrace, 'completed' | 'error' | 'promptTokens' | 'completionTokens' | 'toolCalls'>, startedAt: number): void => {
+      try {
+        this.deps.trace?.({ session: this.deps.session.id, turn, replyId, model: provider.identity.model, provider: provider.identity.provider, estimate: estNow, durationMs: Date.now() - startedAt, ...fields });
+      } catch (err) {
+        this.deps.log.warn(`trace: ${String(err)}`);
+      }
+    };
     const attempt = async (): Promise<CompletedRequest> => {
+      const startedAt = Date.now();
       const projection = this.deps.gate.beforeRequest(provider.identity, estNow);
       if (projection.newWarning) {
         this.notice(turn, 'warning', `The provider did not report usage for the last reply: the context count is now an estimate (${provider.identity.model} @ ${provider.identity.provider}). This is counted in the drift view.`);
@@ -223,9 +250,11 @@ export class Conversation {
         );
         this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, estSent: estNow });
         this.deps.log.info(`completed: finish ${result.finishReason}, prompt_tokens ${result.usage?.promptTokens ?? 'not reported'}`);
+        record({ completed: true, promptTokens: result.usage?.promptTokens, completionTokens: result.usage?.completionTokens, toolCalls: result.toolCalls.map((c) => c.function.name) }, startedAt);
         return result;
       } catch (err) {
         this.deps.gate.afterRequest({ completed: false, estSent: estNow });
+        record({ completed: false, error: err instanceof RequestError ? err.kind : 'error', toolCalls: [] }, startedAt);
         throw err;
       } finally {
         this.persistGate();
@@ -244,7 +273,8 @@ export class Conversation {
       const message: ChatMessage = result.toolCalls.length > 0
         ? { role: 'assistant', content: result.content || null, tool_calls: result.toolCalls }
         : { role: 'assistant', content: result.content };
-      const recordId = this.deps.session.addMessage(turn, message);
+      // The reply keeps the id its streaming entry had, so a reload shows the same entry.
+      const recordId = this.deps.session.addMessage(turn, message, replyId);
       if (started) this.deps.emit({ type: 'entryDone', id: replyId });
       else if (result.content) this.deps.emit({ type: 'entry', entry: { id: recordId, kind: 'assistant', text: result.content } });
       for (const call of result.toolCalls) {

@@ -9,9 +9,14 @@ export const demoScenario: Scenario = {
   models: ['candor-offline'],
   rules: [
     {
-      // Summaries Candor asks for itself (compaction, memory condense).
-      match: { system: '^You (compact|condense)' },
+      // Summaries Candor asks for itself: compaction.
+      match: { system: '^You compact' },
       respond: { text: 'Summary: the user tried the offline demo of Candor.' },
+    },
+    {
+      // The memory condense: short, and honest that no model read the notes.
+      match: { system: '^You condense' },
+      respond: { text: '# Memory (condensed by the offline demo)\nScripted summary, not a model: the previous notes are in memory.md.bak.' },
     },
     {
       match: { lastRole: 'tool' },

@@ -50,8 +50,7 @@ export class Session {
     return record;
   }
 
-  addMessage(turn: string, message: ChatMessage): string {
-    const id = newId();
+  addMessage(turn: string, message: ChatMessage, id = newId()): string {
     this.append({ type: 'message', id, turn, message });
     return id;
   }

@@ -3,6 +3,7 @@ import type { ToolHost } from '../chat/tools';
 import { parseArgs } from '../chat/tools';
 import type { ReadOnlyGit } from '../git/guard';
 import type { UnsavedBufferSource } from '../git/unsaved';
+import { rememberToolSpec } from '../memory/memory';
 import { gitDiffTool, gitLogTool, gitStatusTool, listFiles, readFile, searchText } from '../workspace';
 
 /** An edit the agent proposes; the host shows it and the user accepts or rejects it. */
@@ -113,7 +114,7 @@ export function agentTools(ports: AgentToolPorts): ToolHost {
   const remember = ports.remember;
   if (remember) {
     add({
-      spec: fn('remember', 'Save a short note to the workspace memory, for later sessions.', { text: { type: 'string' } }, ['text']),
+      spec: rememberToolSpec,
       run: async (args) => remember(str(args, 'text')),
     });
   }

@@ -76,6 +76,9 @@ export function defaultSettings(trust: boolean): Record<string, unknown> {
     'security.workspace.trust.startupPrompt': 'never',
     'git.openRepositoryInParentFolders': 'never',
     'chat.commandCenter.enabled': false,
+    // VS Code for the Web saves after a delay by default; desktop VS Code does
+    // not. Tests of unsaved buffers need the desktop behaviour.
+    'files.autoSave': 'off',
   };
 }
 

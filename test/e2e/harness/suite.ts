@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { openWorkbench, screenshot, type Workbench } from './browser';
+import { openWorkbench, screenshot, statusBarItem, type Workbench } from './browser';
 import { repoRoot, startVsCode, type StartOptions, type VsCode } from './codeServer';
 import { makeWorkspace, type TempWorkspace, type WorkspaceOptions } from './fixtures';
 
@@ -54,6 +54,9 @@ export function useWorkbench(options: SuiteOptions = {}): SuiteContext {
     try {
       ctx.wb = await openWorkbench(ctx.vs.url, ctx.ws.dir);
       ctx.page = ctx.wb.page;
+      // Candor activates on startup finished; its gauge appearing means its
+      // commands are registered, so a test may open the palette at once.
+      if (vsix !== '') await statusBarItem(ctx.page, 'candor.gauge').waitFor({ state: 'visible', timeout: 90_000 });
     } catch (err) {
       // afterEach does not run for a failed hook: keep the logs here.
       ctx.vs.saveDiagnostics(`FAILED ${this.test?.parent?.fullTitle() ?? 'suite'} before`);

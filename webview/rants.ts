@@ -1,0 +1,67 @@
+import type { RantView, RunView, WebviewMessage } from '../src/protocol';
+import { button } from './toolkit';
+
+/** The rants and the evolution runs: status of each complaint, the last runs with their diffstat and gate output. */
+export function renderRants(root: HTMLElement, summary: HTMLElement, rants: readonly RantView[], runs: readonly RunView[], post: (m: WebviewMessage) => void): void {
+  const open = rants.filter((r) => r.status === 'new' || r.status === 'triaged').length;
+  const last = runs[runs.length - 1];
+  summary.textContent = `Rants: ${rants.length} (${open} open)${last ? ` · last run: ${last.outcome}` : ''}`;
+  root.replaceChildren();
+  const list = document.createElement('ul');
+  list.className = 'rant-list';
+  for (const rant of [...rants].reverse().slice(0, 50)) {
+    const item = document.createElement('li');
+    item.className = `rant ${rant.status}`;
+    item.dataset.id = rant.id;
+    const text = document.createElement('span');
+    text.className = 'rant-text';
+    text.textContent = rant.text.split('\n')[0] ?? '';
+    text.title = rant.text;
+    const status = document.createElement('span');
+    status.className = 'rant-status';
+    status.textContent = [rant.status, rant.class, rant.branch].filter(Boolean).join(' · ');
+    item.append(text, status);
+    if (rant.status === 'new' || rant.status === 'triaged') {
+      item.append(button('Dismiss', 'secondary', () => post({ type: 'dismissRant', id: rant.id }), `Dismiss rant: ${text.textContent}`));
+    }
+    list.append(item);
+  }
+  if (rants.length === 0) {
+    const empty = document.createElement('p');
+    empty.textContent = 'No rants yet. Candor: Rant (Ctrl+Alt+Shift+R) or /rant in the chat.';
+    root.append(empty);
+  } else root.append(list);
+
+  const actions = document.createElement('div');
+  actions.className = 'rant-actions';
+  actions.append(button('Run Evolution', 'secondary', () => post({ type: 'runCommand', command: 'candor.evolve' })));
+  root.append(actions);
+
+  for (const run of [...runs].reverse().slice(0, 5)) {
+    const details = document.createElement('details');
+    details.className = `run ${run.outcome}`;
+    const head = document.createElement('summary');
+    head.textContent = `${run.ts.replace('T', ' ').slice(0, 16)} · ${run.outcome}${run.branch ? ` · ${run.branch}` : ''}`;
+    details.append(head);
+    const reason = document.createElement('p');
+    reason.textContent = run.reason;
+    details.append(reason);
+    if (run.diffstat) {
+      const pre = document.createElement('pre');
+      pre.textContent = run.diffstat;
+      details.append(pre);
+    }
+    if (run.gateTail) {
+      const label = document.createElement('p');
+      label.textContent = `Gate ${run.gatePassed ? 'passed' : 'failed'}; output tail:`;
+      const pre = document.createElement('pre');
+      pre.textContent = run.gateTail;
+      details.append(label, pre);
+    }
+    if (run.branch && (run.outcome === 'shipped' || run.outcome === 'revert-prepared')) {
+      const branch = run.branch;
+      details.append(button('Take Branch', 'secondary', () => post({ type: 'takeBranch', branch }), `Take branch ${branch}`));
+    }
+    root.append(details);
+  }
+}
