@@ -2,15 +2,18 @@ import { parseArgs } from 'node:util';
 import * as path from 'node:path';
 import { saveRant, EmptyRantError } from '../core/rants';
 import { evolve, take, EVOLVE_USAGE } from './evolve';
+import { runPromptEvolutionCli, PROMPT_EVOLVE_USAGE } from './promptEvolve';
 
 /**
  * The headless CLI over the same core as the extension:
  *   node dist/cli.js rant "text" --data-dir DIR [--project NAME]
  *   node dist/cli.js evolve --workspace DIR --data-dir DIR [flags mirroring candor.evolution.*]
+ *   node dist/cli.js prompt-evolve --workspace DIR --data-dir DIR [flags mirroring candor.promptEvolution.*]
  */
 const USAGE = `usage:
   candor rant "what went wrong" --data-dir DIR [--project NAME]
-${EVOLVE_USAGE}`;
+${EVOLVE_USAGE}
+${PROMPT_EVOLVE_USAGE}`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -21,6 +24,8 @@ export async function main(argv: string[]): Promise<number> {
       return evolve(rest);
     case 'take':
       return take(rest);
+    case 'prompt-evolve':
+      return runPromptEvolutionCli(rest);
     case undefined:
     case '--help':
     case 'help':

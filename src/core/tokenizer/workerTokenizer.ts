@@ -19,14 +19,6 @@ export interface TokenizerModules {
   readonly ranks: (encoding: TiktokenEncodingName) => string;
 }
 
-/** Paths for code running from node_modules (tests, benchmarks). */
-export function installedTokenizerModules(): TokenizerModules {
-  return {
-    tiktoken: require.resolve('js-tiktoken/lite'),
-    ranks: (encoding) => require.resolve(`js-tiktoken/ranks/${encoding}`),
-  };
-}
-
 /** Paths inside a bundle folder (the packaged extension and CLI: dist/). */
 export function bundledTokenizerModules(distDir: string): TokenizerModules {
   return {

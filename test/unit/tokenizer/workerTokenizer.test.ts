@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { installedTokenizerModules, PrimedEstimator, WorkerTokenizer } from '../../../src/core/tokenizer/workerTokenizer';
+import { PrimedEstimator, WorkerTokenizer } from '../../../src/core/tokenizer/workerTokenizer';
+import { installedTokenizerModules } from '../../../src/core/tokenizer/installedModules';
 import { IncrementalEstimate, tiktokenEstimator } from '../../../src/core/gate';
 import type { ChatMessage } from '../../../src/core/messages';
 
