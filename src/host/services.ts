@@ -22,6 +22,7 @@ import { rantsMessage } from './rantsView';
 
 /** Builds Candor's services and returns the one disposable that owns them all. */
 export function createServices(context: vscode.ExtensionContext): vscode.Disposable {
+  const started = performance.now();
   const store = new DisposableStore();
   const { channel, logger: log } = createLog();
   store.add(channel);
@@ -92,6 +93,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   }));
   store.add(vscode.workspace.onDidGrantWorkspaceTrust(() => void chat.refresh()));
   void confirmWorkspaceBaseUrl(settings).then(() => chat.refresh());
+  log.info(`activated in ${Math.round(performance.now() - started)} ms`);
   return store;
 }
 
