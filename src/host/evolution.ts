@@ -63,6 +63,11 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
 
   /** `Candor: Run Evolution`: starts the task, no confirmation (it changes nothing the user cannot see and undo). */
   async start(): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      this.deps.log.info('evolution refused: the workspace is not trusted');
+      void vscode.window.showWarningMessage('Candor: evolution runs commands (your tests), so it is off in an untrusted workspace. Trust the workspace to use it.');
+      return;
+    }
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) {
       void vscode.window.showWarningMessage('Candor: open a folder first — evolution works on a git repository.');
