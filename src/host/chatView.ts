@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { parseWebviewMessage, type HostMessage, type WebviewMessage } from '../protocol';
 import type { Logger } from '../core/log';
 import { Disposable } from './lifecycle';
+import { safePreview, webviewPage } from './webviewPage';
 
 /**
  * The chat webview view (`candor.chat`). It renders what the host posts and
@@ -58,28 +58,13 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    const nonce = randomBytes(16).toString('base64');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css'));
-    const csp = [
-      "default-src 'none'",
+    return webviewPage(webview, dist, {
+      title: 'Candor',
+      script: 'webview.js',
+      style: 'webview.css',
       // The toolkit applies one empty inline style; its hash (of "") allows exactly that and nothing else.
-      `style-src ${webview.cspSource} 'nonce-${nonce}' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='`,
-      `font-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource} data:`,
-      `script-src 'nonce-${nonce}'`,
-    ].join('; ');
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}" nonce="${nonce}">
-<title>Candor</title>
-</head>
-<body>
-<header>
+      extraStyleSources: ["'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"],
+      body: `<header>
   <div class="header-row"><span id="provider"></span><span id="header-actions"></span></div>
   <div class="header-row"><span id="gauge" aria-live="polite"></span></div>
   <div class="header-row"><span id="git"></span></div>
@@ -103,17 +88,7 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
 <section id="drift-view" hidden aria-label="Drift">
   <div id="drift-back"></div>
   <div id="drift-body"></div>
-</section>
-<script nonce="${nonce}" src="${script}"></script>
-</body>
-</html>`;
-  }
-}
-
-function safePreview(raw: unknown): string {
-  try {
-    return JSON.stringify(raw).slice(0, 200);
-  } catch {
-    return String(raw).slice(0, 200);
+</section>`,
+    });
   }
 }

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import { safePreview, webviewPage } from './webviewPage';
 import type { Logger } from '../core/log';
 import { parseReviewMessage, type ReviewHostMessage, type ReviewState } from '../core/promptEvolution/reviewProtocol';
 import { Disposable } from './lifecycle';
@@ -97,43 +97,17 @@ export class PromptReviewPanel extends Disposable {
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    const nonce = randomBytes(16).toString('base64');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'promptReview.js'));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'promptReview.css'));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${webview.cspSource} 'nonce-${nonce}'`,
-      `font-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource} data:`,
-      `script-src 'nonce-${nonce}'`,
-    ].join('; ');
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}" nonce="${nonce}">
-<title>Candor: Prompt Evolution</title>
-</head>
-<body>
-<main id="review" aria-label="Prompt evolution">
+    return webviewPage(webview, dist, {
+      title: 'Candor: Prompt Evolution',
+      script: 'promptReview.js',
+      style: 'promptReview.css',
+      body: `<main id="review" aria-label="Prompt evolution">
   <header id="review-header"><h1>Prompt evolution</h1><span id="prompt-source"></span><span id="actions"></span></header>
   <div id="error" role="alert" hidden></div>
   <section id="last-run" aria-label="Last run"></section>
   <section id="queue" aria-label="Review queue"></section>
   <section id="versions" aria-label="Prompt history"></section>
-</main>
-<script nonce="${nonce}" src="${script}"></script>
-</body>
-</html>`;
-  }
-}
-
-function safePreview(raw: unknown): string {
-  try {
-    return JSON.stringify(raw).slice(0, 200);
-  } catch {
-    return String(raw).slice(0, 200);
+</main>`,
+    });
   }
 }
