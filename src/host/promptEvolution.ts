@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RequestTrace } from '../core/chat/conversation';
@@ -7,7 +6,7 @@ import { BUILT_IN_PROMPT } from '../core/prompt/systemPrompt';
 import type { TextModel } from '../core/provider/textModel';
 import { evolvePrompt, type EvolveResult } from '../core/promptEvolution/evolve';
 import { gatherEvidence } from '../core/promptEvolution/evidence';
-import { PromptRegistry, type PromptVersion, type Signal, type Trace } from '../core/promptEvolution/registry';
+import { PromptRegistry, type PromptVersion, type Trace } from '../core/promptEvolution/registry';
 import {
   abProgressLine, candidateLines, nearMissViews, NO_TASKS_NEXT_STEP, outcomeLine, progressLine, runView, skippedLines, undecidedLines, versionDescription, versionViews,
 } from '../core/promptEvolution/report';
@@ -19,6 +18,8 @@ import type { Settings } from './config';
 import { Disposable } from './lifecycle';
 import type { Providers } from './provider';
 import { PromptReviewPanel } from './promptReview';
+import { RunTerminal, type RunOutput } from './runTerminal';
+import { RegistryWriter } from './registryWriter';
 
 /**
  * Prompt evolution in VS Code: the prompt in force (built in until the
@@ -53,12 +54,6 @@ interface PromptTaskDefinition extends vscode.TaskDefinition {
   readonly type: typeof PROMPT_EVOLUTION_TASK;
   /** Re-test this near-miss from the review queue instead of asking for new proposals. */
   readonly candidate?: string;
-}
-
-interface RunOutput {
-  line(text?: string): void;
-  /** A line rewritten in place (A/B progress). */
-  status(text: string): void;
 }
 
 type WriteResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
@@ -464,116 +459,6 @@ export class PromptEvolution extends Disposable {
       };
     } catch (err) {
       return { ...base, queue: [], versions: [], error: `The prompt registry could not be read: ${errorText(err)}` };
-    }
-  }
-}
-
-/** The task's terminal: prints the run, and closing it aborts the run. */
-class RunTerminal implements vscode.Pseudoterminal {
-  private readonly writeEmitter = new vscode.EventEmitter<string>();
-  private readonly closeEmitter = new vscode.EventEmitter<number>();
-  readonly onDidWrite = this.writeEmitter.event;
-  readonly onDidClose = this.closeEmitter.event;
-  private readonly abort = new AbortController();
-  private statusOpen = false;
-
-  constructor(private readonly body: (out: RunOutput, signal: AbortSignal) => Promise<number>) {
-    // Every request of the run listens on this one signal, and the SDK keeps its listener until the run ends.
-    setMaxListeners(0, this.abort.signal);
-  }
-
-  open(): void {
-    const out: RunOutput = {
-      line: (text = '') => {
-        this.endStatus();
-        this.writeEmitter.fire(`${text.replace(/\r?\n/g, '\r\n')}\r\n`);
-      },
-      status: (text) => {
-        this.writeEmitter.fire(`\r\x1b[2K${text}`);
-        this.statusOpen = true;
-      },
-    };
-    void this.body(out, this.abort.signal).then(
-      (code) => this.done(code),
-      (err: unknown) => {
-        out.line(`Error: ${errorText(err)}`);
-        this.done(1);
-      },
-    );
-  }
-
-  close(): void {
-    this.abort.abort();
-  }
-
-  handleInput(data: string): void {
-    if (data === '\x03') {
-      this.writeEmitter.fire('^C\r\n');
-      this.abort.abort();
-    }
-  }
-
-  private endStatus(): void {
-    if (!this.statusOpen) return;
-    this.statusOpen = false;
-    this.writeEmitter.fire('\r\n');
-  }
-
-  private done(code: number): void {
-    this.endStatus();
-    this.closeEmitter.fire(code);
-    this.writeEmitter.dispose();
-    this.closeEmitter.dispose();
-  }
-}
-
-type Pending = { readonly kind: 'trace'; readonly trace: Trace } | { readonly kind: 'signal'; readonly signal: Signal };
-
-/**
- * Trace and signal writes, queued so the chat never waits on them: batched a
- * moment apart (each write rewrites the database file), failures logged and
- * dropped, the queue bounded.
- */
-class RegistryWriter {
-  private static readonly MAX_QUEUE = 1000;
-  private static readonly BATCH_DELAY_MS = 300;
-  private queue: Pending[] = [];
-  private flushing: Promise<void> | undefined;
-  private dropped = 0;
-
-  constructor(
-    private readonly registry: () => Promise<PromptRegistry>,
-    private readonly log: Logger,
-  ) {}
-
-  push(item: Pending): void {
-    if (this.queue.length >= RegistryWriter.MAX_QUEUE) {
-      this.queue.shift();
-      if (this.dropped++ === 0) this.log.warn('traces.sqlite: the write queue is full; the oldest traces are dropped');
-    }
-    this.queue.push(item);
-    this.flushing ??= this.flush().finally(() => {
-      this.flushing = undefined;
-    });
-  }
-
-  flushed(): Promise<void> {
-    return this.flushing ?? Promise.resolve();
-  }
-
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      await new Promise((resolve) => setTimeout(resolve, RegistryWriter.BATCH_DELAY_MS));
-      const batch = this.queue;
-      this.queue = [];
-      try {
-        const registry = await this.registry();
-        const traces = batch.flatMap((p) => (p.kind === 'trace' ? [p.trace] : []));
-        if (traces.length > 0) await registry.addTraces(traces);
-        for (const p of batch) if (p.kind === 'signal') await registry.addSignal(p.signal);
-      } catch (err) {
-        this.log.warn(`traces.sqlite: ${batch.length} record(s) not written: ${errorText(err)}`);
-      }
     }
   }
 }
