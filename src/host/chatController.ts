@@ -246,7 +246,10 @@ export class ChatController extends Disposable {
       systemPrompt: this.deps.systemPrompt,
       tools: () => (vscode.workspace.isTrusted ? this.deps.tools() : noTools),
       compactor: sessionCompactor(summarize),
-      emit: (event) => this.relay(event),
+      // A conversation left behind by New/Open Session may still be winding down: its events are not shown.
+      emit: (event) => {
+        if (this.conversation === undefined || this.conversation.session === session) this.relay(event);
+      },
       log: this.deps.log,
       trace: this.deps.trace,
     });
