@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { heuristicTokens } from '../core/gate/heuristic';
+import { workspaceIdFor } from '../core/memory/location';
 import { demoScenario } from '../core/offline/demoScenario';
 import { parseScenario, type Scenario } from '../core/offline/scenario';
 import { startOfflineServer, type OfflineServer } from '../core/offline/server';
@@ -31,7 +32,8 @@ export const PROMPT_EVOLVE_USAGE = `  candor prompt-evolve --workspace DIR --dat
     Proposes candidate edits of .candor/prompt.md (or the built-in prompt), A/B-tests them on
     .candor/evals/*.jsonl and promotes one only if it passes the gate. Without --base-url the
     offline demo provider answers (scripted replies, not a model), from --scenario if given.
-    The API key comes from OPENAI_API_KEY.`;
+    The API key comes from OPENAI_API_KEY. The prompt history in the data folder's traces.sqlite
+    is kept per workspace: --workspace picks it, as VS Code does for the first workspace folder.`;
 
 export interface CliOutput {
   out(line: string): void;
@@ -111,7 +113,8 @@ export async function runPromptEvolutionCli(argv: string[], io: CliOutput = cons
     const modelName = `${modelId} @ ${provider}`;
     io.out(`Model: ${modelName}; ${args.settings.concurrency} request(s) in flight`);
 
-    registry = await openRegistry(path.join(args.dataDir, 'traces.sqlite'), io);
+    // The same scope VS Code uses for this folder: its versions, rollbacks and near-misses, no other workspace's.
+    registry = await openRegistry(path.join(args.dataDir, 'traces.sqlite'), workspaceIdFor(workspace), io);
     const evidence = await gatherEvidence(args.dataDir, registry);
     io.out(`Evidence: ${evidence.failingTraces.length} failed request(s), ${evidence.downVoted.length} down-voted repl(ies), ${evidence.rants.length} linked rant(s)`);
 
@@ -221,13 +224,13 @@ function readBytes(file: string): Buffer | undefined {
   }
 }
 
-async function openRegistry(file: string, io: CliOutput): Promise<PromptRegistry> {
+async function openRegistry(file: string, scope: string, io: CliOutput): Promise<PromptRegistry> {
   // Installed, the CLI is dist/cli.js with sql-wasm.wasm beside it; from the sources, node_modules has it.
   const beside = (name: string): string | undefined => {
     const candidate = path.join(__dirname, name);
     return fs.existsSync(candidate) ? candidate : undefined;
   };
-  const options = { file, locateFile: (name: string) => beside(name) ?? require.resolve(`sql.js/dist/${name}`) };
+  const options = { file, scope, locateFile: (name: string) => beside(name) ?? require.resolve(`sql.js/dist/${name}`) };
   try {
     return await PromptRegistry.open(options);
   } catch (err) {

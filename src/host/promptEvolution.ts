@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RequestTrace } from '../core/chat/conversation';
 import type { Logger } from '../core/log';
+import { workspaceIdFor } from '../core/memory/location';
 import { BUILT_IN_PROMPT } from '../core/prompt/systemPrompt';
 import type { TextModel } from '../core/provider/textModel';
 import { evolvePrompt, type EvolveResult } from '../core/promptEvolution/evolve';
@@ -16,6 +17,7 @@ import { SqliteFileError } from '../core/promptEvolution/sqliteFile';
 import { readTaskSets } from '../core/promptEvolution/taskSet';
 import type { Settings } from './config';
 import { Disposable } from './lifecycle';
+import { NO_FOLDER_WORKSPACE_ID } from './memory';
 import type { Providers } from './provider';
 import { PromptReviewPanel } from './promptReview';
 import { RunTerminal, type RunOutput } from './runTerminal';
@@ -60,6 +62,8 @@ type WriteResult = { readonly ok: true } | { readonly ok: false; readonly reason
 
 export class PromptEvolution extends Disposable {
   private opening: Promise<PromptRegistry> | undefined;
+  /** The workspace scope `opening` was opened for. */
+  private openedScope: string | undefined;
   private readonly writer: RegistryWriter;
   /** Registry version id by prompt text (null: none), for traces; cleared whenever the registry gains versions here. */
   private readonly versionIds = new Map<string, string | null>();
@@ -127,17 +131,35 @@ export class PromptEvolution extends Disposable {
     return this.writer.flushed();
   }
 
+  /**
+   * The registry for this window's workspace: prompt versions and
+   * evaluations are kept per workspace (the scope is the first folder's
+   * `workspaceIdFor`, as for memory), though every workspace shares the data
+   * folder's traces.sqlite. Reopened when the first folder changes.
+   */
   registry(): Promise<PromptRegistry> {
-    this.opening ??= this.openRegistry().catch((err: unknown) => {
+    const scope = registryScope();
+    if (this.opening && this.openedScope !== scope) {
+      // Closing only frees the cached copy; a run still holding it reloads from disk.
+      void this.opening.then((r) => r.close(), () => undefined);
       this.opening = undefined;
-      throw err;
-    });
+      this.versionIds.clear();
+    }
+    if (!this.opening) {
+      this.openedScope = scope;
+      const opening: Promise<PromptRegistry> = this.openRegistry(scope).catch((err: unknown) => {
+        if (this.opening === opening) this.opening = undefined;
+        throw err;
+      });
+      this.opening = opening;
+    }
     return this.opening;
   }
 
-  private async openRegistry(): Promise<PromptRegistry> {
+  private async openRegistry(scope: string): Promise<PromptRegistry> {
     const options = {
       file: path.join(this.deps.dataDir, 'traces.sqlite'),
+      scope,
       // sql.js's wasm ships beside the bundle (dist/sql-wasm.wasm); node_modules is not in the VSIX.
       locateFile: (name: string) => vscode.Uri.joinPath(this.deps.extensionUri, 'dist', name).fsPath,
     };
@@ -461,6 +483,12 @@ export class PromptEvolution extends Disposable {
       return { ...base, queue: [], versions: [], error: `The prompt registry could not be read: ${errorText(err)}` };
     }
   }
+}
+
+/** The registry scope of this window: the first workspace folder's id, or the shared one of windows with no folder. */
+function registryScope(): string {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return folder === undefined ? NO_FOLDER_WORKSPACE_ID : workspaceIdFor(folder);
 }
 
 function readSettings(): Partial<PromptEvolutionSettings> {

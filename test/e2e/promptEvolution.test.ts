@@ -8,6 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
+import { workspaceIdFor } from '../../src/core/memory/location';
 import { PromptRegistry } from '../../src/core/promptEvolution/registry';
 import {
   eventually, findInWebview, quickPickSelect, runCommand, screenshot, statusBarItem, useWorkbench, waitForNotification, writeScenario,
@@ -40,8 +41,9 @@ async function terminalText(page: Page): Promise<string> {
   return rows.join('\n').replace(/\u00a0/g, ' ');
 }
 
-async function withRegistry<T>(dataDir: string, read: (registry: PromptRegistry) => Promise<T>): Promise<T> {
-  const registry = await PromptRegistry.open({ file: path.join(dataDir, 'traces.sqlite') });
+/** The registry as the window sees it: the scope of its (first) workspace folder. */
+async function withRegistry<T>(ws: { dataDir: string; dir: string }, read: (registry: PromptRegistry) => Promise<T>): Promise<T> {
+  const registry = await PromptRegistry.open({ file: path.join(ws.dataDir, 'traces.sqlite'), scope: workspaceIdFor(ws.dir) });
   try {
     return await read(registry);
   } finally {
@@ -83,7 +85,7 @@ describe('prompt evolution in VS Code', function () {
     await waitForTranscript(frame, 'The workspace prompt is in force.');
     await waitIdle(ctx.page);
     const traces = await eventually(
-      () => withRegistry(ctx.ws.dataDir, async (r) => {
+      () => withRegistry(ctx.ws, async (r) => {
         const all = await r.traces();
         return all.length > 0 ? all : undefined;
       }),
@@ -126,7 +128,7 @@ describe('prompt evolution in VS Code', function () {
     assert.match(await frame.locator('#versions').innerText(), /v2 — promotion of v1 \(in force\)[\s\S]*N=24 · b=24 · c=0/);
     await screenshot(ctx.page, 'prompt-evolution-review');
 
-    const versions = await withRegistry(ctx.ws.dataDir, (r) => r.versions());
+    const versions = await withRegistry(ctx.ws, (r) => r.versions());
     assert.deepEqual(versions.map((v) => v.kind), ['root', 'promotion']);
     assert.equal(versions[1]?.lineage?.n, 24);
     assert.equal(versions[1]?.lineage?.b, 24);
@@ -138,7 +140,7 @@ describe('prompt evolution in VS Code', function () {
     await quickPickSelect(ctx.page, 'v1 root');
     await waitForNotification(ctx.page, /restored v1/);
     await eventually(() => (fs.readFileSync(path.join(ctx.ws.dir, '.candor', 'prompt.md'), 'utf8') === PROMPT ? true : undefined), 15_000, 'the first prompt back on disk');
-    const versions = await withRegistry(ctx.ws.dataDir, (r) => r.versions());
+    const versions = await withRegistry(ctx.ws, (r) => r.versions());
     assert.deepEqual(versions.map((v) => v.kind), ['root', 'promotion', 'rollback']);
     assert.equal(versions[2]?.restores, versions[0]?.id);
 
@@ -160,7 +162,7 @@ describe('prompt evolution in VS Code', function () {
     await eventually(() => (/cancelled during ab-test/.test(ctx.vs.candorLog()) ? true : undefined), 20_000, 'the log says the run was cancelled');
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     assert.equal(fs.readFileSync(path.join(ctx.ws.dir, '.candor', 'prompt.md'), 'utf8'), PROMPT);
-    const versions = await withRegistry(ctx.ws.dataDir, (r) => r.versions());
+    const versions = await withRegistry(ctx.ws, (r) => r.versions());
     assert.deepEqual(versions.map((v) => v.kind), ['root', 'promotion', 'rollback'], 'no new version');
   });
 });

@@ -24,12 +24,16 @@ export interface EvolveInput {
   readonly judge?: TextModel;
   /** The prompt in force. */
   readonly current: string;
-  /** The root original that drift is measured from; default: the registry's root of `current`, else `current`. */
+  /** The root original that drift is measured from; default: the root of `current` in the registry's workspace scope, else `current`. */
   readonly root?: string;
   readonly taskSet: TaskSet;
   readonly evidence?: Evidence;
   /** Test these texts instead of asking the proposer (a re-test from the review queue, the CLI). */
   readonly candidates?: readonly string[];
+  /**
+   * Opened for the workspace being evolved (its scope): the baseline, its
+   * root, the re-test history and the recorded outcome all stay in that scope.
+   */
   readonly registry?: PromptRegistry;
   readonly settings?: Partial<PromptEvolutionSettings>;
   readonly signal?: AbortSignal;

@@ -7,7 +7,28 @@ import { SqliteFile, type SqliteFileOptions } from './sqliteFile';
  * `<dataDir>/traces.sqlite`: the prompt registry (every version with its
  * lineage), the chat's traces, the user's signals, and every candidate the
  * gate evaluated (the review queue and the re-test history).
+ *
+ * One file serves every workspace that shares the data folder, so each row
+ * carries a `scope`: the workspace it belongs to (`workspaceIdFor` of the
+ * first workspace folder, from the caller). A registry is opened for one
+ * scope and sees only that scope's prompt versions and evaluations: its own
+ * root (drift is measured from it), version in force, lineage, rollback list,
+ * review queue and re-test history. Traces and signals record their scope
+ * too but are read across scopes (the chat's evidence is per session anyway).
+ *
+ * Schema 2 added `scope`. Rows written before it are kept with scope `''`
+ * (LEGACY_SCOPE) and are never shown to a named workspace: they may mix
+ * several workspaces' lineages, so adopting them into whichever workspace
+ * opens first could hand one project another's prompt history, drift root
+ * and near-misses. A workspace upgrading simply starts a fresh root from its
+ * prompt in force; the legacy rows stay in the file, readable by opening the
+ * registry with `scope: LEGACY_SCOPE`.
  */
+
+/** The scope of rows written before schema 2 (no workspace recorded). */
+export const LEGACY_SCOPE = '';
+
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS prompt_versions (
@@ -20,7 +41,8 @@ CREATE TABLE IF NOT EXISTS prompt_versions (
   text TEXT NOT NULL,
   created TEXT NOT NULL,
   n INTEGER, b INTEGER, c INTEGER, effect REAL, p REAL, adjusted_alpha REAL,
-  edit_distance INTEGER, drift REAL, task_set_hash TEXT, model TEXT
+  edit_distance INTEGER, drift REAL, task_set_hash TEXT, model TEXT,
+  scope TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS traces (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -33,7 +55,8 @@ CREATE TABLE IF NOT EXISTS traces (
   completion_tokens INTEGER,
   tool_calls INTEGER NOT NULL,
   duration_ms INTEGER NOT NULL,
-  ts TEXT NOT NULL
+  ts TEXT NOT NULL,
+  scope TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS traces_session ON traces(session);
 CREATE TABLE IF NOT EXISTS signals (
@@ -42,7 +65,8 @@ CREATE TABLE IF NOT EXISTS signals (
   reply_id TEXT,
   session TEXT,
   rant_id TEXT,
-  ts TEXT NOT NULL
+  ts TEXT NOT NULL,
+  scope TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS evaluations (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -57,10 +81,29 @@ CREATE TABLE IF NOT EXISTS evaluations (
   checks TEXT NOT NULL,
   n INTEGER, b INTEGER, c INTEGER, effect REAL, p REAL, adjusted_alpha REAL,
   task_set_hash TEXT, model TEXT,
-  ts TEXT NOT NULL
+  ts TEXT NOT NULL,
+  scope TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS evaluations_candidate ON evaluations(candidate_id, baseline_version);
 `;
+
+const SCOPED_TABLES = ['prompt_versions', 'traces', 'signals', 'evaluations'] as const;
+
+/**
+ * Schema 1 → 2: adds `scope` (existing rows: LEGACY_SCOPE) where it is
+ * missing, then the indexes that use it. Decided from the tables, so running
+ * it again, or after an older build reset user_version, changes nothing.
+ */
+function migrate(db: Database): void {
+  for (const table of SCOPED_TABLES) {
+    const columns = db.exec(`PRAGMA table_info(${table})`)[0]?.values.map((row) => row[1]) ?? [];
+    if (!columns.includes('scope')) db.exec(`ALTER TABLE ${table} ADD COLUMN scope TEXT NOT NULL DEFAULT ''`);
+  }
+  db.exec(`
+    CREATE INDEX IF NOT EXISTS prompt_versions_scope ON prompt_versions(scope, seq);
+    CREATE INDEX IF NOT EXISTS evaluations_scope ON evaluations(scope, candidate_id, baseline_version);
+  `);
+}
 
 /** The numbers that justify a promotion. */
 export interface Lineage {
@@ -141,18 +184,24 @@ export class RegistryError extends Error {
   }
 }
 
-export type RegistryOptions = Omit<SqliteFileOptions, 'schema' | 'schemaVersion'>;
+export type RegistryOptions = Omit<SqliteFileOptions, 'schema' | 'schemaVersion' | 'migrate'> & {
+  /** The workspace whose prompt history this registry reads and writes: `workspaceIdFor(first folder)`. */
+  readonly scope: string;
+};
 
 export class PromptRegistry {
   private constructor(
     private readonly store: SqliteFile,
     private readonly clock: () => Date,
+    /** Every prompt version and evaluation read or written here belongs to it. */
+    readonly scope: string,
   ) {}
 
-  /** Opens `traces.sqlite`; a corrupt file throws SqliteFileError 'corrupt' after being moved aside (open again for a fresh one). */
+  /** Opens `traces.sqlite` for one workspace scope; a corrupt file throws SqliteFileError 'corrupt' after being moved aside (open again for a fresh one). */
   static async open(options: RegistryOptions): Promise<PromptRegistry> {
-    const store = await SqliteFile.open({ ...options, schema: SCHEMA, schemaVersion: 1 });
-    return new PromptRegistry(store, options.clock ?? (() => new Date()));
+    if (typeof options.scope !== 'string') throw new TypeError('PromptRegistry.open: a scope (the workspace id) is required');
+    const store = await SqliteFile.open({ ...options, schema: SCHEMA, schemaVersion: SCHEMA_VERSION, migrate });
+    return new PromptRegistry(store, options.clock ?? (() => new Date()), options.scope);
   }
 
   get file(): string {
@@ -166,15 +215,17 @@ export class PromptRegistry {
 
   /** The version in force (the newest), if any. */
   current(): Promise<PromptVersion | undefined> {
-    return this.store.read((db) => headOf(db));
+    return this.store.read((db) => headOf(db, this.scope));
   }
 
+  /** A version of this scope (another workspace's id is not found). */
   version(id: string): Promise<PromptVersion | undefined> {
-    return this.store.read((db) => one(db, 'SELECT * FROM prompt_versions WHERE id = ?', [id], toVersion));
+    return this.store.read((db) => versionOf(db, this.scope, id));
   }
 
+  /** This scope's versions, oldest first. */
   versions(): Promise<PromptVersion[]> {
-    return this.store.read((db) => all(db, 'SELECT * FROM prompt_versions ORDER BY seq', [], toVersion));
+    return this.store.read((db) => all(db, 'SELECT * FROM prompt_versions WHERE scope = ? ORDER BY seq', [this.scope], toVersion));
   }
 
   /** The version and its parents, newest first, back to a root. */
@@ -184,7 +235,7 @@ export class PromptRegistry {
       const seen = new Set<string>();
       for (let at: string | null = id; at !== null && !seen.has(at); ) {
         seen.add(at);
-        const version: PromptVersion | undefined = one(db, 'SELECT * FROM prompt_versions WHERE id = ?', [at], toVersion);
+        const version: PromptVersion | undefined = versionOf(db, this.scope, at);
         if (!version) break;
         chain.push(version);
         at = version.kind === 'root' ? null : version.parent;
@@ -200,32 +251,32 @@ export class PromptRegistry {
    */
   ensureCurrent(text: string): Promise<PromptVersion> {
     return this.store.write((db) => {
-      const head = headOf(db);
+      const head = headOf(db, this.scope);
       if (head && head.text === text) return head;
       const id = newId();
-      insertVersion(db, { id, kind: 'root', parent: head?.id ?? null, root: id, restores: null, text, created: this.now(), lineage: null });
-      return headOf(db) as PromptVersion;
+      insertVersion(db, this.scope, { id, kind: 'root', parent: head?.id ?? null, root: id, restores: null, text, created: this.now(), lineage: null });
+      return headOf(db, this.scope) as PromptVersion;
     });
   }
 
   /** Records a promotion of `parent`; refuses if `parent` is no longer the version in force. */
   promote(parent: string, text: string, lineage: Lineage): Promise<PromptVersion> {
     return this.store.write((db) => {
-      const head = headOf(db);
+      const head = headOf(db, this.scope);
       if (!head || head.id !== parent) throw new RegistryError('stale-parent', `the prompt in force is ${head?.id ?? 'none'}, not ${parent}`);
-      insertVersion(db, { id: newId(), kind: 'promotion', parent, root: head.root, restores: null, text, created: this.now(), lineage });
-      return headOf(db) as PromptVersion;
+      insertVersion(db, this.scope, { id: newId(), kind: 'promotion', parent, root: head.root, restores: null, text, created: this.now(), lineage });
+      return headOf(db, this.scope) as PromptVersion;
     });
   }
 
   /** Makes an older version's text the one in force again, as a new version (history is never rewritten). */
   rollback(versionId: string): Promise<PromptVersion> {
     return this.store.write((db) => {
-      const target = one(db, 'SELECT * FROM prompt_versions WHERE id = ?', [versionId], toVersion);
-      if (!target) throw new RegistryError('not-found', `no prompt version ${versionId}`);
-      const head = headOf(db);
-      insertVersion(db, { id: newId(), kind: 'rollback', parent: head?.id ?? null, root: target.root, restores: target.id, text: target.text, created: this.now(), lineage: null });
-      return headOf(db) as PromptVersion;
+      const target = versionOf(db, this.scope, versionId);
+      if (!target) throw new RegistryError('not-found', `no prompt version ${versionId} in this workspace`);
+      const head = headOf(db, this.scope);
+      insertVersion(db, this.scope, { id: newId(), kind: 'rollback', parent: head?.id ?? null, root: target.root, restores: target.id, text: target.text, created: this.now(), lineage: null });
+      return headOf(db, this.scope) as PromptVersion;
     });
   }
 
@@ -237,13 +288,14 @@ export class PromptRegistry {
     return this.store.write((db) => {
       for (const t of traces) {
         db.run(
-          'INSERT INTO traces (session, reply_id, prompt_version, model, provider, prompt_tokens, completion_tokens, tool_calls, duration_ms, ts) VALUES (?,?,?,?,?,?,?,?,?,?)',
-          [t.session, t.replyId ?? null, t.promptVersion ?? null, t.model, t.provider, t.promptTokens ?? null, t.completionTokens ?? null, t.toolCalls, t.durationMs, t.ts ?? this.now()],
+          'INSERT INTO traces (session, reply_id, prompt_version, model, provider, prompt_tokens, completion_tokens, tool_calls, duration_ms, ts, scope) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
+          [t.session, t.replyId ?? null, t.promptVersion ?? null, t.model, t.provider, t.promptTokens ?? null, t.completionTokens ?? null, t.toolCalls, t.durationMs, t.ts ?? this.now(), this.scope],
         );
       }
     });
   }
 
+  /** Every scope's traces (each row records its scope). */
   traces(session?: string): Promise<StoredTrace[]> {
     const where = session === undefined ? '' : ' WHERE session = ?';
     return this.store.read((db) => all(db, `SELECT * FROM traces${where} ORDER BY seq`, session === undefined ? [] : [session], toTrace));
@@ -252,11 +304,12 @@ export class PromptRegistry {
   addSignal(signal: Signal): Promise<void> {
     return this.store.write((db) => {
       const ts = signal.ts ?? this.now();
-      if (signal.kind === 'rant') db.run('INSERT INTO signals (kind, session, rant_id, ts) VALUES (?,?,?,?)', ['rant', signal.session, signal.rantId, ts]);
-      else db.run('INSERT INTO signals (kind, reply_id, session, ts) VALUES (?,?,?,?)', [signal.kind, signal.replyId, signal.session ?? null, ts]);
+      if (signal.kind === 'rant') db.run('INSERT INTO signals (kind, session, rant_id, ts, scope) VALUES (?,?,?,?,?)', ['rant', signal.session, signal.rantId, ts, this.scope]);
+      else db.run('INSERT INTO signals (kind, reply_id, session, ts, scope) VALUES (?,?,?,?,?)', [signal.kind, signal.replyId, signal.session ?? null, ts, this.scope]);
     });
   }
 
+  /** Every scope's signals (each row records its scope). */
   signals(): Promise<Signal[]> {
     return this.store.read((db) => all(db, 'SELECT * FROM signals ORDER BY seq', [], toSignal));
   }
@@ -265,27 +318,27 @@ export class PromptRegistry {
     return this.store.write((db) => {
       for (const e of evaluations) {
         db.run(
-          `INSERT INTO evaluations (run, candidate_id, baseline_version, text, verdict, failed, tested, task_ids, checks, n, b, c, effect, p, adjusted_alpha, task_set_hash, model, ts)
-           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+          `INSERT INTO evaluations (run, candidate_id, baseline_version, text, verdict, failed, tested, task_ids, checks, n, b, c, effect, p, adjusted_alpha, task_set_hash, model, ts, scope)
+           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
           [
             e.run, e.candidateId, e.baselineVersion, e.text, e.verdict, e.failed ?? null, e.tested ? 1 : 0, JSON.stringify(e.taskIds), JSON.stringify(e.checks),
             e.stats?.n ?? null, e.stats?.b ?? null, e.stats?.c ?? null, e.stats?.effect ?? null, e.stats?.p ?? null, e.stats?.adjustedAlpha ?? null,
-            e.taskSetHash ?? null, e.model ?? null, e.ts ?? this.now(),
+            e.taskSetHash ?? null, e.model ?? null, e.ts ?? this.now(), this.scope,
           ],
         );
       }
     });
   }
 
-  /** Near-misses waiting for review, newest first. */
+  /** This scope's near-misses waiting for review, newest first. */
   nearMisses(): Promise<Evaluation[]> {
-    return this.store.read((db) => all(db, "SELECT * FROM evaluations WHERE verdict = 'near-miss' ORDER BY seq DESC", [], toEvaluation));
+    return this.store.read((db) => all(db, "SELECT * FROM evaluations WHERE scope = ? AND verdict = 'near-miss' ORDER BY seq DESC", [this.scope], toEvaluation));
   }
 
-  /** Earlier A/B tests of a candidate against a baseline version: the tasks used and how many tests. */
+  /** Earlier A/B tests in this scope of a candidate against a baseline version: the tasks used and how many tests. */
   history(candidateId: string, baselineVersion: string): Promise<CandidateHistory> {
     return this.store.read((db) => {
-      const rows = all(db, 'SELECT task_ids FROM evaluations WHERE candidate_id = ? AND baseline_version = ? AND tested = 1', [candidateId, baselineVersion], (r) => parseIds(r.task_ids));
+      const rows = all(db, 'SELECT task_ids FROM evaluations WHERE scope = ? AND candidate_id = ? AND baseline_version = ? AND tested = 1', [this.scope, candidateId, baselineVersion], (r) => parseIds(r.task_ids));
       return { scoredTaskIds: [...new Set(rows.flat())], tests: rows.length };
     });
   }
@@ -297,16 +350,20 @@ export class PromptRegistry {
 
 type Row = Record<string, SqlValue>;
 
-function headOf(db: Database): PromptVersion | undefined {
-  return one(db, 'SELECT * FROM prompt_versions ORDER BY seq DESC LIMIT 1', [], toVersion);
+function headOf(db: Database, scope: string): PromptVersion | undefined {
+  return one(db, 'SELECT * FROM prompt_versions WHERE scope = ? ORDER BY seq DESC LIMIT 1', [scope], toVersion);
 }
 
-function insertVersion(db: Database, v: PromptVersion): void {
+function versionOf(db: Database, scope: string, id: string): PromptVersion | undefined {
+  return one(db, 'SELECT * FROM prompt_versions WHERE scope = ? AND id = ?', [scope, id], toVersion);
+}
+
+function insertVersion(db: Database, scope: string, v: PromptVersion): void {
   const l = v.lineage;
   db.run(
-    `INSERT INTO prompt_versions (id, kind, parent, root, restores, text, created, n, b, c, effect, p, adjusted_alpha, edit_distance, drift, task_set_hash, model)
-     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-    [v.id, v.kind, v.parent, v.root, v.restores, v.text, v.created, l?.n ?? null, l?.b ?? null, l?.c ?? null, l?.effect ?? null, l?.p ?? null, l?.adjustedAlpha ?? null, l?.editDistance ?? null, l?.drift ?? null, l?.taskSetHash ?? null, l?.model ?? null],
+    `INSERT INTO prompt_versions (id, kind, parent, root, restores, text, created, n, b, c, effect, p, adjusted_alpha, edit_distance, drift, task_set_hash, model, scope)
+     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+    [v.id, v.kind, v.parent, v.root, v.restores, v.text, v.created, l?.n ?? null, l?.b ?? null, l?.c ?? null, l?.effect ?? null, l?.p ?? null, l?.adjustedAlpha ?? null, l?.editDistance ?? null, l?.drift ?? null, l?.taskSetHash ?? null, l?.model ?? null, scope],
   );
 }
 

@@ -33,6 +33,13 @@ export interface SqliteFileOptions {
   /** Statements that create the schema; idempotent, run when the file's user_version is not `schemaVersion`. */
   readonly schema: string;
   readonly schemaVersion: number;
+  /**
+   * Runs after `schema`, in the same circumstances, before user_version is
+   * set: brings tables written by an older schema up to date (ALTER TABLE …).
+   * Must be idempotent: decide from the tables themselves (PRAGMA table_info),
+   * not from user_version, which an older build sharing the file may reset.
+   */
+  readonly migrate?: (db: Database) => void;
   /** Where sql.js finds its wasm file; default the one in node_modules. */
   readonly locateFile?: (name: string) => string;
   readonly clock?: () => Date;
@@ -180,7 +187,11 @@ export class SqliteFile {
         if (verdict !== 'ok') throw new Error(`quick_check: ${String(verdict)}`);
       }
       const version = db.exec('PRAGMA user_version')[0]?.values[0]?.[0];
-      if (version !== this.options.schemaVersion) db.exec(`${this.options.schema};\nPRAGMA user_version = ${this.options.schemaVersion};`);
+      if (version !== this.options.schemaVersion) {
+        db.exec(this.options.schema);
+        this.options.migrate?.(db);
+        db.exec(`PRAGMA user_version = ${this.options.schemaVersion};`);
+      }
       return db;
     } catch (err) {
       db.close();

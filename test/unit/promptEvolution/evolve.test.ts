@@ -44,7 +44,7 @@ describe('prompt evolution end to end (offline provider over HTTP, sql.js regist
     server = await startOfflineServer({ scenario: () => scenario, countTokens: (t) => Math.ceil(t.length / 4) });
     model = openAiTextModel({ baseURL: server.baseUrl, apiKey: 'k', model: 'candor-offline' });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-evolve-'));
-    registry = await PromptRegistry.open({ file: path.join(dir, 'traces.sqlite') });
+    registry = await PromptRegistry.open({ file: path.join(dir, 'traces.sqlite'), scope: 'ws' });
   });
   afterEach(async () => {
     await server.close();

@@ -7,6 +7,7 @@ import { parseScenario, type Scenario } from '../../../src/core/offline/scenario
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { BUILT_IN_PROMPT } from '../../../src/core/prompt/systemPrompt';
 import { PROPOSER_SYSTEM } from '../../../src/core/promptEvolution/proposer';
+import { workspaceIdFor } from '../../../src/core/memory/location';
 import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
 
 const PHRASE = 'Echo the task input verbatim.';
@@ -95,7 +96,7 @@ describe('runPromptEvolutionCli (candor prompt-evolve)', function () {
     assert.equal(server.requests.filter((r) => r.system === WITHOUT_FROZEN).length, 0, 'the frozen-block removal never reached the A/B test');
     assert.equal(server.requests.filter((r) => r.system.startsWith(PROPOSER_SYSTEM)).length, 1);
 
-    const registry = await PromptRegistry.open({ file: path.join(dataDir, 'traces.sqlite') });
+    const registry = await PromptRegistry.open({ file: path.join(dataDir, 'traces.sqlite'), scope: workspaceIdFor(workspace) });
     try {
       const head = await registry.current();
       assert.equal(head?.kind, 'promotion');
@@ -106,6 +107,12 @@ describe('runPromptEvolutionCli (candor prompt-evolve)', function () {
       assert.equal(head?.lineage?.model, 'candor-offline @ ' + server.baseUrl);
     } finally {
       registry.close();
+    }
+    const other = await PromptRegistry.open({ file: path.join(dataDir, 'traces.sqlite'), scope: workspaceIdFor(path.join(root, 'another-workspace')) });
+    try {
+      assert.deepEqual(await other.versions(), [], 'another workspace sharing the data folder sees none of it');
+    } finally {
+      other.close();
     }
   });
 
@@ -128,7 +135,7 @@ describe('runPromptEvolutionCli (candor prompt-evolve)', function () {
     assert.equal(code, 1);
     assert.equal(fs.readFileSync(promptFile(), 'utf8'), `${PROMPT}A hand edit.\n`, 'the hand edit is kept');
     assert.match(io.text, /Not written: \.candor\/prompt\.md changed since the run began/);
-    const registry = await PromptRegistry.open({ file: path.join(dataDir, 'traces.sqlite') });
+    const registry = await PromptRegistry.open({ file: path.join(dataDir, 'traces.sqlite'), scope: workspaceIdFor(workspace) });
     try {
       const versions = await registry.versions();
       assert.deepEqual(versions.map((v) => v.kind), ['root', 'promotion', 'rollback']);

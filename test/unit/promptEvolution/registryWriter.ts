@@ -8,7 +8,7 @@ import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
 async function main(): Promise<void> {
   const [file, count, session] = process.argv.slice(2);
   if (!file || !count || !session) throw new Error('usage: registryWriter <file> <count> <session>');
-  const registry = await PromptRegistry.open({ file });
+  const registry = await PromptRegistry.open({ file, scope: session });
   const limit = Number(count);
   for (let i = 0; limit === 0 || i < limit; i++) {
     await registry.addTrace({ session, model: 'm', provider: 'offline', toolCalls: i, durationMs: 1, promptTokens: 10, completionTokens: 5 });

@@ -62,7 +62,7 @@ describe('gatherEvidence', () => {
   let registry: PromptRegistry;
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-evidence-'));
-    registry = await PromptRegistry.open({ file: path.join(dir, 'traces.sqlite') });
+    registry = await PromptRegistry.open({ file: path.join(dir, 'traces.sqlite'), scope: 'ws' });
   });
   afterEach(() => {
     registry.close();
