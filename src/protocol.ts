@@ -94,7 +94,8 @@ export type WebviewMessage =
   | { readonly type: 'runCommand'; readonly command: WebviewCommand }
   | { readonly type: 'feedback'; readonly entryId: string; readonly value: 'up' | 'down' }
   | { readonly type: 'dismissRant'; readonly id: string }
-  | { readonly type: 'takeBranch'; readonly branch: string };
+  | { readonly type: 'takeBranch'; readonly branch: string }
+  | { readonly type: 'showDiff'; readonly branch: string };
 
 /** Longest message a user may send from the chat box (1 MiB of text). */
 export const MAX_SEND_CHARS = 1_048_576;
@@ -122,7 +123,8 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | undefined 
     case 'dismissRant':
       return only('id') && typeof m.id === 'string' && /^[0-9a-z-]{1,64}$/.test(m.id) ? { type: 'dismissRant', id: m.id } : undefined;
     case 'takeBranch':
-      return only('branch') && typeof m.branch === 'string' && /^candor\/[0-9a-z-]{1,80}$/.test(m.branch) ? { type: 'takeBranch', branch: m.branch } : undefined;
+    case 'showDiff':
+      return only('branch') && typeof m.branch === 'string' && /^candor\/[0-9a-z-]{1,80}$/.test(m.branch) ? { type: m.type, branch: m.branch } : undefined;
     default:
       return undefined;
   }

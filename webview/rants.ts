@@ -60,7 +60,10 @@ export function renderRants(root: HTMLElement, summary: HTMLElement, rants: read
     }
     if (run.branch && (run.outcome === 'shipped' || run.outcome === 'revert-prepared')) {
       const branch = run.branch;
-      details.append(button('Take Branch', 'secondary', () => post({ type: 'takeBranch', branch }), `Take branch ${branch}`));
+      details.append(
+        button('Show Diff', 'secondary', () => post({ type: 'showDiff', branch }), `Show the diff of ${branch}`),
+        button('Take Branch', 'secondary', () => post({ type: 'takeBranch', branch }), `Take branch ${branch}`),
+      );
     }
     root.append(details);
   }

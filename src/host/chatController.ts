@@ -38,6 +38,7 @@ export interface ChatControllerDeps {
   /** Rant list actions from the chat view. */
   readonly dismissRant?: (id: string) => Promise<void>;
   readonly takeBranch?: (branch: string) => Promise<void>;
+  readonly showDiff?: (branch: string) => Promise<void>;
   /** Posts the rants list (after init and whenever it changes). */
   readonly postRants?: () => void;
   /** Extra things for the `init` message (git state), filled in by other features. */
@@ -102,6 +103,9 @@ export class ChatController extends Disposable {
         break;
       case 'takeBranch':
         await this.deps.takeBranch?.(message.branch);
+        break;
+      case 'showDiff':
+        await this.deps.showDiff?.(message.branch);
         break;
       case 'showChat':
         break;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { dismissRant, handOff, readRuns, rantStatuses, runEvolution, type EvolutionRecord, type RantState } from '../core/evolution';
+import { branchDiff, dismissRant, handOff, readRuns, rantStatuses, runEvolution, type EvolutionRecord, type RantState } from '../core/evolution';
 import type { Logger } from '../core/log';
 import type { Settings } from './config';
 import type { Providers } from './provider';
@@ -10,6 +10,7 @@ import { Disposable } from './lifecycle';
 import { vscodeUnsavedBuffers } from './workspaceGit';
 
 export const EVOLUTION_TASK_TYPE = 'candor-evolution';
+const DIFF_SCHEME = 'candor-evolution-diff';
 /** Each gate command (setup, build, test) may run this long. */
 const GATE_TIMEOUT_MS = 10 * 60_000;
 
@@ -35,10 +36,17 @@ export interface EvolutionDeps {
 export class EvolutionFeature extends Disposable implements vscode.TaskProvider {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly diffs = new Map<string, string>();
+  private readonly diffChanged = new vscode.EventEmitter<vscode.Uri>();
 
   constructor(private readonly deps: EvolutionDeps) {
     super();
     this.register(vscode.tasks.registerTaskProvider(EVOLUTION_TASK_TYPE, this));
+    this.register(this.diffChanged);
+    this.register(vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, {
+      onDidChange: this.diffChanged.event,
+      provideTextDocumentContent: (uri) => this.diffs.get(uri.path.replace(/^\//, '').replace(/\.diff$/, '')) ?? '',
+    }));
     this.register(vscode.commands.registerCommand('candor.evolve', () => this.start()));
     this.register(vscode.commands.registerCommand('candor.handOffBranch', () => this.takeBranch()));
     this.register(vscode.commands.registerCommand('candor.dismissRant', (id?: unknown) => this.dismiss(typeof id === 'string' ? id : undefined)));
@@ -113,6 +121,23 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       void vscode.window.showInformationMessage('Rant dismissed.');
       this.deps.changed();
     } else void vscode.window.showWarningMessage(`There is no rant ${target}.`);
+  }
+
+  /** The shipped commit and its diff, read-only, from the scratch clone. */
+  async showDiff(branch: string): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder) return;
+    try {
+      const content = await branchDiff(this.deps.dataDir, folder.uri.fsPath, branch);
+      this.diffs.set(branch, content);
+      const uri = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${branch}.diff` });
+      this.diffChanged.fire(uri);
+      const document = await vscode.workspace.openTextDocument(uri);
+      await vscode.languages.setTextDocumentLanguage(document, 'diff');
+      await vscode.window.showTextDocument(document, { preview: true });
+    } catch (err) {
+      void vscode.window.showWarningMessage(`Candor cannot show ${branch}: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /** `Candor: Take Evolution Branch`: the ref-only hand-off through the guard, clean workspace only. */

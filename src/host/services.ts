@@ -79,6 +79,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     rantSaved: (rantId, session) => promptEvolution.linkRant(rantId, session),
     dismissRant: (id) => evolution.dismiss(id),
     takeBranch: (branch) => evolution.takeBranch(branch),
+    showDiff: (branch) => evolution.showDiff(branch),
     postRants: () => view.post(rantsMessage(evolution)),
     systemPrompt: async () => buildSystemPrompt({ prompt: (await promptEvolution.currentPromptText()).text, memory: await memory.promptText(), toolNames: toolHost.specs().map((t) => t.function.name) }),
   }));

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import {
   eventually, quickInputType, quickPickSelect, readJsonl, runCommand, screenshot, useWorkbench,
-  waitForNotification, writeScenario,
+  waitForNotification, webviewByRole, writeScenario,
 } from './harness';
 import { openChat, openFile } from './candor';
 
@@ -76,7 +76,15 @@ describe('evolution runs as a VS Code task', function () {
       return /acted/.test(t) && /shipped/.test(t) ? t : undefined;
     }, 20_000, 'the rants panel shows the acted rant and the shipped run');
     assert.match(panel, /word counts look wrong/);
+    await frame.locator('details.run summary').first().click();
     await screenshot(ctx.page, 'evolution-rants-panel');
+    await (await webviewByRole(ctx.page, 'button', /^Show the diff of candor\/rant-/)).click();
+    const editor = ctx.page.locator('.monaco-editor:visible .view-lines').first();
+    const diff = await eventually(async () => {
+      const text = (await editor.innerText()).replace(/\u00a0/g, ' ');
+      return text.includes('NOTES-evolution.md') ? text : undefined;
+    }, 20_000, 'the diff opens in an editor');
+    assert.match(diff, /Candor-Rant: /);
   });
 
   it('Take Evolution Branch fetches the branch into the workspace without checking it out', async () => {

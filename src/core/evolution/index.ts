@@ -2,7 +2,7 @@
 export { runEvolution, type EvolutionOptions, type EvolutionIO, type EvolutionPhase } from './pipeline';
 export { triage, rantStatuses, dismissRant, readDecisions, type RantState, type RantStatus, type TriageDecision, type TriageResult } from './triage';
 export { classifyByRules, parseTriageReply, TRIAGE_SYSTEM_PROMPT, type RantClass, type Classification } from './classify';
-export { handOff, rantBranch, revertBranch, RANT_TRAILER } from './ship';
+export { branchDiff, handOff, rantBranch, revertBranch, RANT_TRAILER } from './ship';
 export { readRuns, type EvolutionRecord, type EvolutionOutcome, type GateSummary } from './record';
 export { repoId, repoPaths, TRIAGE_FILE, EVOLUTION_FILE } from './paths';
 export { textModelOf, type ChangeModel } from './changeLoop';

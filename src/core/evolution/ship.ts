@@ -1,4 +1,4 @@
-import { openWorkspaceRepo, type GuardOptions, type HandOffResult, type UnsavedBufferSource } from '../git';
+import { isHandoffBranchName, openWorkspaceRepo, type GuardOptions, type HandOffResult, type UnsavedBufferSource } from '../git';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
 import { EvolutionError } from './errors';
@@ -83,6 +83,18 @@ export async function handOff(dataDir: string, workspace: string, branch: string
     throw new EvolutionError('no-branch', `the scratch clone has no branch ${branch}`);
   }
   return repo.takeBranch(scratch.dir, branch, { unsaved });
+}
+
+/** The commit of an evolution branch with its full diff, read from the scratch clone (the workspace is not touched). */
+export async function branchDiff(dataDir: string, workspace: string, branch: string, guardOptions: GuardOptions = {}): Promise<string> {
+  if (!isHandoffBranchName(branch)) throw new EvolutionError('no-branch', `${branch} is not an evolution branch`);
+  const repo = await openWorkspaceRepo(workspace, guardOptions);
+  const scratch: Scratch = { dataDir, dir: repoPaths(dataDir, repo.root).scratch };
+  try {
+    return await scratchGit(scratch, ['show', '--stat', '--patch', '--format=fuller', '--no-color', `refs/heads/${branch}`]);
+  } catch {
+    throw new EvolutionError('no-branch', `the scratch clone has no branch ${branch}`);
+  }
 }
 
 function clip(text: string, max: number): string {
