@@ -76,7 +76,7 @@ export class ChatController extends Disposable {
   }
 
   async handle(message: WebviewMessage): Promise<void> {
-    this.deps.log.info(`view: ${message.type}`);
+    this.deps.log.trace(`view: ${message.type}`);
     switch (message.type) {
       case 'ready':
         await this.sendInit();

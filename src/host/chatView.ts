@@ -36,7 +36,7 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
       }
       if (message.type === 'ready') {
         this.ready = true;
-        this.log.info('chat view ready');
+        this.log.trace('chat view ready');
       }
       this.onMessage(message);
     }));
