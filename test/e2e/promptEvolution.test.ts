@@ -166,3 +166,39 @@ describe('prompt evolution in VS Code', function () {
     assert.deepEqual(versions.map((v) => v.kind), ['root', 'promotion', 'rollback'], 'no new version');
   });
 });
+
+describe('prompt evolution: a near-miss waits in the review queue', function () {
+  // Right on only four of 24 tasks: ahead, but 4 discordant pairs are under
+  // the sample floor of 6, so the gate neither promotes nor forgets it.
+  const ctx = useWorkbench({
+    workspace: { files: { '.candor/prompt.md': PROMPT, '.candor/evals/tasks.jsonl': `${TASKS}\n` } },
+    start: (ws) => ({
+      settings: {
+        'candor.dataDir': ws.dataDir,
+        'candor.request.maxRetries': 0,
+        'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), {
+          rules: [
+            { match: { system: '^You improve the system prompt' }, respond: { text: JSON.stringify([{ prompt: WITH_PHRASE, rationale: 'answer with the input' }]) } },
+            { match: { system: 'Echo the task input verbatim', user: '^answer-t0[1-4]$' }, respond: { text: '{{user}}' } },
+            { respond: { text: 'I am not sure.' } },
+          ],
+        }),
+      },
+    }),
+  });
+
+  it('the run ends as a near-miss, the prompt is unchanged, and the panel shows the candidate with its numbers and Re-test', async () => {
+    await runCommand(ctx.page, 'Candor: Run Prompt Evolution');
+    await eventually(async () => (/Outcome: near-miss/.test(await terminalText(ctx.page)) ? true : undefined), 90_000, 'the terminal shows a near-miss');
+    assert.equal(fs.readFileSync(path.join(ctx.ws.dir, '.candor', 'prompt.md'), 'utf8'), PROMPT, 'a near-miss changes nothing');
+    const { frame } = await findInWebview(ctx.page, '#queue article.verdict-near-miss', 30_000);
+    const item = frame.locator('#queue article.verdict-near-miss').first();
+    const text = await item.innerText();
+    assert.match(text, /sample_floor/);
+    assert.match(text, new RegExp(PHRASE.replace(/\./g, '\\.')), 'the diff shows the added line');
+    await item.getByRole('button', { name: /^Re-test / }).waitFor({ state: 'visible' });
+    const queued = await withRegistry(ctx.ws, (r) => r.nearMisses());
+    assert.equal(queued.length, 1, 'the registry keeps the near-miss for review');
+    await screenshot(ctx.page, 'prompt-evolution-near-miss');
+  });
+});
