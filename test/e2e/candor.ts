@@ -70,7 +70,13 @@ export async function openFile(page: Page, name: string): Promise<void> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.waitFor({ state: 'visible', timeout: 10_000 });
   await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ state: 'visible', timeout: 10_000 });
-  await input.press('Enter');
+  // Pick the row of exactly that file: right after typing, the list may still
+  // show recently opened files, and Enter would open the wrong one.
+  const base = name.split('/').pop() ?? name;
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({
+    has: page.locator('.label-name', { hasText: new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }),
+  });
+  await row.first().waitFor({ state: 'visible', timeout: 10_000 });
+  await row.first().click();
   await page.locator(`.tabs-container .tab[aria-label^="${name}"]`).first().waitFor({ state: 'visible', timeout: 10_000 });
 }
