@@ -33,37 +33,33 @@ const node = {
   plugins: [lazyRanks],
 };
 
+/** A third-party CommonJS module copied into dist/ as one minified file, loaded at run time. */
+const vendored = (entry, out) =>
+  esbuild.build({ ...node, plugins: [], sourcemap: false, minify: true, entryPoints: [path.join(root, entry)], outfile: path.join(dist, out) });
+
+/** A webview's browser bundle. */
+const browser = (entry, out) =>
+  esbuild.build({
+    bundle: true,
+    platform: 'browser',
+    target: 'chrome120',
+    format: 'iife',
+    sourcemap: production ? false : 'linked',
+    minify: production,
+    logLevel: 'warning',
+    entryPoints: [path.join(root, entry)],
+    outfile: path.join(dist, out),
+  });
+
 await Promise.all([
   esbuild.build({ ...node, entryPoints: [path.join(root, 'src/extension.ts')], outfile: path.join(dist, 'extension.js'), external: ['vscode'] }),
   esbuild.build({ ...node, entryPoints: [path.join(root, 'src/cli/main.ts')], outfile: path.join(dist, 'cli.js'), banner: { js: '#!/usr/bin/env node' } }),
-  ...['o200k_base', 'cl100k_base'].map((name) =>
-    esbuild.build({ ...node, plugins: [], sourcemap: false, minify: true, entryPoints: [path.join(root, `node_modules/js-tiktoken/dist/ranks/${name}.cjs`)], outfile: path.join(dist, 'ranks', `${name}.js`) }),
-  ),
+  ...['o200k_base', 'cl100k_base'].map((name) => vendored(`node_modules/js-tiktoken/dist/ranks/${name}.cjs`, `ranks/${name}.js`)),
   // js-tiktoken's Tiktoken for the tokenizer worker thread (see src/core/tokenizer).
-  esbuild.build({ ...node, plugins: [], sourcemap: false, minify: true, entryPoints: [path.join(root, 'node_modules/js-tiktoken/dist/lite.cjs')], outfile: path.join(dist, 'tiktoken-lite.js') }),
-  esbuild.build({
-    bundle: true,
-    platform: 'browser',
-    target: 'chrome120',
-    format: 'iife',
-    sourcemap: production ? false : 'linked',
-    minify: production,
-    logLevel: 'warning',
-    entryPoints: [path.join(root, 'webview/main.ts')],
-    outfile: path.join(dist, 'webview.js'),
-  }),
+  vendored('node_modules/js-tiktoken/dist/lite.cjs', 'tiktoken-lite.js'),
+  browser('webview/main.ts', 'webview.js'),
   // The prompt-evolution review panel (src/host/promptReview.ts).
-  esbuild.build({
-    bundle: true,
-    platform: 'browser',
-    target: 'chrome120',
-    format: 'iife',
-    sourcemap: production ? false : 'linked',
-    minify: production,
-    logLevel: 'warning',
-    entryPoints: [path.join(root, 'webview/promptReview.ts')],
-    outfile: path.join(dist, 'promptReview.js'),
-  }),
+  browser('webview/promptReview.ts', 'promptReview.js'),
 ]);
 fs.copyFileSync(path.join(root, 'webview/chat.css'), path.join(dist, 'webview.css'));
 fs.copyFileSync(path.join(root, 'webview/promptReview.css'), path.join(dist, 'promptReview.css'));

@@ -5,6 +5,8 @@
  * untrusted: `parseReviewMessage` validates them.
  */
 
+import type { Lineage } from './registry';
+
 export type CheckName = 'frozen_sections' | 'edit_distance' | 'drift' | 'sample_floor' | 'effect_size' | 'confidence';
 
 export const CHECK_ORDER: readonly CheckName[] = ['frozen_sections', 'edit_distance', 'drift', 'sample_floor', 'effect_size', 'confidence'];
@@ -78,18 +80,8 @@ export interface NearMissView {
   readonly diff: readonly DiffHunk[];
 }
 
-export interface LineageView {
-  readonly n: number;
-  readonly b: number;
-  readonly c: number;
-  readonly effect: number;
-  readonly p: number;
-  readonly adjustedAlpha: number;
-  readonly editDistance: number;
-  readonly drift: number;
-  readonly taskSetHash: string;
-  readonly model: string;
-}
+/** The numbers of a promotion, exactly as the registry keeps them. */
+export type LineageView = Lineage;
 
 export interface VersionView {
   readonly id: string;

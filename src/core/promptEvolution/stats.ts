@@ -1,4 +1,4 @@
-import { mulberry32 } from './random';
+import { mulberry32 } from '../random';
 
 /**
  * Exact paired statistics for the gate. Every function is deterministic: the

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
 import { openAiTextModel, type TextModel } from '../../../src/core/provider/textModel';
+import { mulberry32, uniform } from '../../../src/core/random';
 
 /** A real OpenAI-compatible server on loopback whose scenario a test can swap at any time. */
 export interface ModelServer {
@@ -61,14 +62,5 @@ export function seedNotes(lines = 40): Buffer {
   return Buffer.from(out.join('\n'), 'utf8');
 }
 
-/** A deterministic PRNG (mulberry32), so a failing stress run can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded generator of src/core/random.ts as floats in [0, 1), so a failing run can be replayed from its seed. */
+export const prng = (seed: number): (() => number) => uniform(mulberry32(seed));

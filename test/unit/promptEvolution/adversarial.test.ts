@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { cheapChecks, evaluateCandidates, type CheckName } from '../../../src/core/promptEvolution/gate';
 import { drift } from '../../../src/core/promptEvolution/textMetrics';
-import { mulberry32 } from '../../../src/core/promptEvolution/random';
+import { mulberry32 } from '../../../src/core/random';
 import { binaryPairs, PROMPT, SMALL_EDIT } from './fixtures';
 
 /** The first failing cheap check, or undefined when all three pass. */

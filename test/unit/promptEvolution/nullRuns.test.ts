@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { evaluateCandidates, type GateCandidate } from '../../../src/core/promptEvolution/gate';
 import type { PairedScore } from '../../../src/core/promptEvolution/paired';
 import type { PromptEvolutionSettings } from '../../../src/core/promptEvolution/settings';
-import { mulberry32, uniform } from '../../../src/core/promptEvolution/random';
+import { mulberry32, uniform } from '../../../src/core/random';
 import { PROMPT, SMALL_EDIT } from './fixtures';
 
 /**

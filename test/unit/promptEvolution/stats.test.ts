@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { holm, mcnemarExact, signFlipTest } from '../../../src/core/promptEvolution/stats';
-import { mulberry32, uniform } from '../../../src/core/promptEvolution/random';
+import { mulberry32, uniform } from '../../../src/core/random';
 
 describe('prompt evolution statistics', () => {
   describe('exact McNemar', () => {

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { hashFile, hashTree } from '../../../helpers/hashTree';
+export { hashFile };
+import { mulberry32, uniform } from '../../../../src/core/random';
 
 /**
  * Fixture repositories for the guard's tests. Fixtures are built with the
@@ -106,47 +108,5 @@ export function snapshot(repo: string): RepoSnapshot {
   };
 }
 
-export function hashFile(file: string): string {
-  try {
-    return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-  } catch {
-    return 'missing';
-  }
-}
-
-function hashTree(dir: string, skip: (relative: string) => boolean, withTimes: boolean): string {
-  const hash = createHash('sha256');
-  const visit = (absolute: string, relative: string): void => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(absolute, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      const rel = relative === '' ? entry.name : `${relative}/${entry.name}`;
-      if (skip(rel)) continue;
-      const full = path.join(absolute, entry.name);
-      const stat = fs.lstatSync(full);
-      hash.update(`${rel}\0${stat.mode}\0${withTimes ? stat.mtimeMs : ''}\0`);
-      if (entry.isSymbolicLink()) hash.update(fs.readlinkSync(full));
-      else if (entry.isDirectory()) visit(full, rel);
-      else if (entry.isFile()) hash.update(fs.readFileSync(full));
-    }
-  };
-  visit(dir, '');
-  return hash.digest('hex');
-}
-
-/** A seeded generator (mulberry32), so a failing state can be rebuilt from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded generator of src/core/random.ts as floats in [0, 1), so a failing run can be replayed from its seed. */
+export const prng = (seed: number): (() => number) => uniform(mulberry32(seed));
