@@ -6,14 +6,19 @@
  * A repository with 20,000 tracked files and 2,000 changes (1,000 modified,
  * 1,000 untracked) is generated once (files written by Node, the commit by
  * `git fast-import`) and cached under the OS temp folder.
- * Both sides run the same git arguments and environment, so the ratio is the
- * guard's own overhead (simple-git, the allow-list, parsing). Target: < 1.5x.
+ * Both sides run the same git binary, arguments and environment (the
+ * guard's: no secrets, fsmonitor, signatures and pager off, the ceiling
+ * above the repository), so the ratio is the guard's own overhead
+ * (simple-git, the allow-list, parsing). Target: < 1.5x.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadOnlyGit } from '../src/core/git/guard';
+import { CALL_CONFIG, GLOBAL_OPTIONS, gitEnvironment } from '../src/core/git/hostileConfig';
+import { ceilingFor } from '../src/core/git/parents';
+import { gitBinary } from '../src/core/process/gitBinary';
 
 const TRACKED = 20_000;
 const MODIFIED = 1_000;
@@ -24,7 +29,11 @@ const CACHE = path.join(os.tmpdir(), `candor-bench-git-${TRACKED}-${MODIFIED}-${
 const READY = path.join(CACHE, 'ready');
 const REPO = path.join(CACHE, 'repo');
 
-const STATUS_ARGS = ['-c', 'core.fsmonitor=false', '-c', 'core.quotePath=false', '-c', 'color.ui=false', 'status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--find-renames'];
+const STATUS_ARGS = [
+  ...CALL_CONFIG.flatMap((pair) => ['-c', pair]),
+  ...GLOBAL_OPTIONS,
+  'status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--find-renames',
+];
 
 const gitEnv = (): NodeJS.ProcessEnv => ({
   ...process.env,
@@ -84,9 +93,9 @@ function generate(): void {
   console.log(`generated ${REPO} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-function direct(): Promise<number> {
+function direct(binary: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', STATUS_ARGS, { cwd: REPO, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' } });
+    const child = spawn(binary, STATUS_ARGS, { cwd: REPO, env: gitEnvironment({ ceiling: ceilingFor(REPO, 'never') }) });
     let bytes = 0;
     child.stdout.on('data', (chunk: Buffer) => (bytes += chunk.length));
     child.on('error', reject);
@@ -108,7 +117,9 @@ export interface GitBenchResult {
 
 export async function run(): Promise<GitBenchResult> {
   generate();
-  const guard = await ReadOnlyGit.open(REPO);
+  const binary = gitBinary([REPO]);
+  if (binary === undefined) throw new Error('no git on PATH');
+  const guard = await ReadOnlyGit.open(REPO, { gitBinary: binary });
   const check = await guard.status();
   const changes = check.unstaged.length + check.untracked.length;
   if (changes !== MODIFIED + UNTRACKED) throw new Error(`expected ${MODIFIED + UNTRACKED} changes, status reports ${changes}`);
@@ -117,17 +128,19 @@ export async function run(): Promise<GitBenchResult> {
   const directMs: number[] = [];
   for (let i = 0; i < WARMUP + RUNS; i++) {
     // Alternate which side goes first so neither always meets a warm cache.
-    const order: Array<() => Promise<unknown>> = i % 2 === 0 ? [() => guard.status(), direct] : [direct, () => guard.status()];
+    const viaGuard = (): Promise<unknown> => guard.status();
+    const viaDirect = (): Promise<unknown> => direct(binary);
+    const order = i % 2 === 0 ? [viaGuard, viaDirect] : [viaDirect, viaGuard];
     for (const side of order) {
       const start = performance.now();
       await side();
       const elapsed = performance.now() - start;
-      if (i >= WARMUP) (side === direct ? directMs : guardMs).push(elapsed);
+      if (i >= WARMUP) (side === viaDirect ? directMs : guardMs).push(elapsed);
     }
   }
   const result = { guardMedianMs: median(guardMs), directMedianMs: median(directMs), ratio: median(guardMs) / median(directMs) };
   console.log(`git status: ${TRACKED.toLocaleString('en-US')} tracked files, ${changes.toLocaleString('en-US')} changes, ${RUNS} alternating runs`);
-  console.log(`  direct  git ${STATUS_ARGS.join(' ')}  median ${result.directMedianMs.toFixed(1)} ms`);
+  console.log(`  direct  ${binary} ${STATUS_ARGS.join(' ')}  median ${result.directMedianMs.toFixed(1)} ms`);
   console.log(`  guard   ReadOnlyGit.status() (simple-git + allow-list + parse)  median ${result.guardMedianMs.toFixed(1)} ms`);
   console.log(`  ratio   ${result.ratio.toFixed(2)}x (target < 1.5x) ${result.ratio < 1.5 ? 'ok' : 'OVER TARGET'}`);
   return result;

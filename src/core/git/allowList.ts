@@ -3,7 +3,8 @@ import { GitGuardError } from './errors';
 /**
  * The only git subcommands the guard can start in a workspace repository.
  * Everything here reads, except `fetch`, which is allowed in exactly one
- * shape: the ref-only branch hand-off (see `fetchShapeProblem`).
+ * shape: the ref-only branch hand-off (see `fetchShapeProblem`). `config`
+ * only lists names and `ls-remote` only expands a URL: neither connects.
  */
 export const ALLOWED_SUBCOMMANDS = [
   'status',
@@ -13,12 +14,8 @@ export const ALLOWED_SUBCOMMANDS = [
   'show',
   'rev-parse',
   'ls-files',
-  'branch',
-  'for-each-ref',
-  'rev-list',
-  'cat-file',
-  'symbolic-ref',
   'config',
+  'ls-remote',
   'fetch',
 ] as const;
 
@@ -43,15 +40,19 @@ const DENIED_OPTION_PREFIXES = [
   '--exec',
   '--update-head-ok',
   '--open-files-in-pager',
+  '--show-signature',
 ];
 
-const BRANCH_LISTING_FLAGS = new Set(['--list', '-l', '--show-current', '--no-color', '-a', '--all', '-r', '--remotes', '-v', '-vv', '--verbose']);
-const BRANCH_LISTING_PREFIXES = ['--format=', '--sort=', '--contains=', '--merged=', '--no-merged=', '--points-at='];
-const CONFIG_READ_FLAGS = new Set(['--get', '--null', '-z', '--local', '--global', '--system', '--worktree', '--bool', '--int', '--path']);
-const SYMBOLIC_REF_FLAGS = new Set(['-q', '--quiet', '--short']);
+/** `config` may list names only (values can hold credentials), never read or write a value. */
+const CONFIG_LIST_FLAGS = new Set(['--list', '-l', '--name-only', '-z', '--null']);
 
 export const FETCH_FLAGS = ['--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '--no-auto-maintenance', '--quiet'] as const;
-export const FETCH_CONFIG = ['gc.auto=0', 'maintenance.auto=false', 'fetch.writeCommitGraph=false'] as const;
+/**
+ * Every hand-off fetch carries these, plus `core.hooksPath=<an empty folder>`
+ * (hostileConfig.ts says why each is there).
+ */
+export const FETCH_CONFIG = ['gc.auto=0', 'maintenance.auto=false', 'fetch.writeCommitGraph=false', 'core.alternateRefsCommand=', 'credential.helper='] as const;
+const HOOKS_PATH = 'core.hooksPath=';
 
 /** `candor/<word>`: lowercase letters, digits, `-`, `_` and single dots. */
 const HANDOFF_BRANCH = /^candor\/[a-z0-9](?:[a-z0-9_-]|\.(?!\.))*$/;
@@ -74,13 +75,14 @@ export function invocationProblem({ subcommand, args, config = [] }: Invocation)
   const options = optionPart(args);
   const denied = options.find((arg) => DENIED_OPTION_PREFIXES.some((prefix) => arg === prefix || arg.startsWith(`${prefix}=`)));
   if (denied !== undefined) return `option ${denied} is not allowed`;
+  // A %G placeholder makes log and show verify signatures, which runs gpg.program.
+  const verifying = options.find((arg) => /^--(format|pretty)=.*%G/.test(arg));
+  if (verifying !== undefined) return `option ${verifying} would run gpg.program`;
   switch (subcommand) {
-    case 'branch':
-      return branchProblem(args);
     case 'config':
       return configProblem(args);
-    case 'symbolic-ref':
-      return symbolicRefProblem(args);
+    case 'ls-remote':
+      return lsRemoteProblem(args);
     case 'diff':
       return options.includes('--cached') || options.includes('--staged') ? undefined : 'only `diff --cached` (use diff-files for the work tree)';
     case 'fetch':
@@ -96,43 +98,32 @@ function optionPart(args: readonly string[]): readonly string[] {
   return end === -1 ? args : args.slice(0, end);
 }
 
-function branchProblem(args: readonly string[]): string | undefined {
-  const listing = args.includes('--list') || args.includes('-l');
-  for (const arg of args) {
-    if (BRANCH_LISTING_FLAGS.has(arg) || BRANCH_LISTING_PREFIXES.some((prefix) => arg.startsWith(prefix))) continue;
-    // Without --list a bare name would create a branch; with it, names are patterns.
-    if (listing && !arg.startsWith('-')) continue;
-    return `\`branch ${arg}\` is not a listing form`;
-  }
-  return undefined;
-}
-
 function configProblem(args: readonly string[]): string | undefined {
-  if (!args.includes('--get')) return 'only `config --get`';
-  const positional = args.filter((arg) => !arg.startsWith('-'));
-  const unknown = args.find((arg) => arg.startsWith('-') && !CONFIG_READ_FLAGS.has(arg));
-  if (unknown !== undefined) return `config option ${unknown} is not allowed`;
-  return positional.length === 1 ? undefined : 'config --get takes exactly one key';
+  const unknown = args.find((arg) => !CONFIG_LIST_FLAGS.has(arg));
+  if (unknown !== undefined) return `config ${unknown} is not allowed (only \`config --list --name-only\`)`;
+  return args.includes('--name-only') && (args.includes('--list') || args.includes('-l')) ? undefined : 'only `config --list --name-only`';
 }
 
-function symbolicRefProblem(args: readonly string[]): string | undefined {
-  const positional = args.filter((arg) => !arg.startsWith('-'));
-  const unknown = args.find((arg) => arg.startsWith('-') && !SYMBOLIC_REF_FLAGS.has(arg));
-  if (unknown !== undefined) return `symbolic-ref option ${unknown} is not allowed`;
-  // Two operands would point HEAD somewhere else.
-  return positional.length === 1 && positional[0] === 'HEAD' ? undefined : 'only reading HEAD';
+/** `ls-remote --get-url <absolute path>`: expands insteadOf rules, never connects. */
+function lsRemoteProblem(args: readonly string[]): string | undefined {
+  if (args.length !== 2 || args[0] !== '--get-url') return 'only `ls-remote --get-url <path>`';
+  return isAbsoluteLocalPath(args[1] ?? '') ? undefined : 'ls-remote --get-url takes an absolute local path';
 }
 
 /**
  * The hand-off: `fetch <flags> <absolute scratch path> refs/heads/candor/X:refs/heads/candor/X`
- * with gc and maintenance off. No `+` (never forces), same name on both
- * sides, nothing else.
+ * with gc and maintenance off, no hooks, no alternate-refs command and no
+ * credential helper. No `+` (never forces), same name on both sides, nothing else.
  */
 function fetchShapeProblem(args: readonly string[], config: readonly string[]): string | undefined {
-  for (const required of ['gc.auto=0', 'maintenance.auto=false']) {
+  for (const required of ['gc.auto=0', 'maintenance.auto=false', 'core.alternateRefsCommand=', 'credential.helper=']) {
     if (!config.includes(required)) return `the hand-off fetch needs -c ${required}`;
   }
-  const strayConfig = config.find((pair) => !(FETCH_CONFIG as readonly string[]).includes(pair));
+  const hooks = config.filter((pair) => pair.startsWith(HOOKS_PATH));
+  if (hooks.length !== 1 || !isAbsoluteLocalPath(hooks[0]?.slice(HOOKS_PATH.length) ?? '')) {
+    return 'the hand-off fetch needs -c core.hooksPath=<an absolute empty folder>';
+  }
+  const strayConfig = config.find((pair) => !(FETCH_CONFIG as readonly string[]).includes(pair) && !pair.startsWith(HOOKS_PATH));
   if (strayConfig !== undefined) return `config ${strayConfig} is not allowed on the fetch`;
   const flags = args.filter((arg) => arg.startsWith('-'));
   const stray = flags.find((flag) => !(FETCH_FLAGS as readonly string[]).includes(flag));

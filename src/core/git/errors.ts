@@ -5,7 +5,7 @@
 export type GitGuardErrorKind =
   /** The folder is not inside a git work tree (or is a bare repository). */
   | 'not-a-repo'
-  /** The git binary could not be started (not on PATH, or a bad `gitBinary`). */
+  /** The git binary could not be started (none on PATH outside the opened folders, or a bad `gitBinary`). */
   | 'git-missing'
   /** Git could not read the repository (for example a damaged `.git/index`). */
   | 'corrupt'
@@ -15,6 +15,11 @@ export type GitGuardErrorKind =
   | 'exists'
   /** An argument failed validation before git was started. */
   | 'invalid'
+  /**
+   * The hand-off was refused because the repository's config would redirect
+   * the fetch (an `insteadOf` rule or a remote named like the scratch path).
+   */
+  | 'unsafe-config'
   /** The allow-list refused an invocation: a bug in Candor, never run. */
   | 'forbidden'
   /** Git ran and failed for another reason; the message holds its stderr. */

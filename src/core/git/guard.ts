@@ -1,25 +1,40 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
-import { checkInvocation, isHandoffBranchName, type Invocation } from './allowList';
+import { chooseBinary } from './binary';
+import { FETCH_CONFIG, checkInvocation, isHandoffBranchName, type Invocation } from './allowList';
 import { computeDirtyState, readOnlyReason, type DirtyState, type InProgress, type InProgressOperation } from './dirty';
 import { GitGuardError, classifyGitFailure } from './errors';
+import { CALL_CONFIG, GLOBAL_OPTIONS, GUARD_GIT_ENV, gitEnvironment } from './hostileConfig';
+import { ceilingFor, explainNotARepo, isWithin, realPath, samePath, type ParentFolderRule } from './parents';
 import { parsePorcelainV2, type GitStatus } from './status';
 import { noUnsavedBuffers, unsavedInWorktree, type UnsavedBufferSource } from './unsaved';
-import { parseBranches, parseLog, parseTrailers, type BranchInfo, type CommitSummary, type Trailer } from './parse';
+import { parseLog, parseTrailers, type CommitSummary, type Trailer } from './parse';
 
 export interface GuardOptions {
-  /** The git executable: a name looked up on PATH or an absolute path. Default `git`. */
+  /**
+   * The git executable, as an absolute path. Default: git found on PATH once
+   * (src/core/process/gitBinary.ts), never inside the folder being opened or
+   * `untrustedRoots`.
+   */
   readonly gitBinary?: string;
   /** A git process silent for this long is killed. Default 120 s. */
   readonly timeoutMs?: number;
-}
-
-export interface AheadBehind {
-  readonly branch: string;
-  readonly upstream: string;
-  readonly ahead: number;
-  readonly behind: number;
+  /**
+   * Values no git process may see in its environment (the key from
+   * SecretStorage). `OPENAI_API_KEY` and `CANDOR_*` are always removed.
+   * Read when the repository is opened.
+   */
+  readonly secrets?: readonly string[];
+  /**
+   * `never` (default): a folder without a repository of its own is not a
+   * repository, even inside one. `always`: the repository above is used.
+   * Mirrors `candor.git.openRepositoryInParentFolders`.
+   */
+  readonly openRepositoryInParentFolders?: ParentFolderRule;
+  /** More folders whose contents never provide git (the other workspace folders). */
+  readonly untrustedRoots?: readonly string[];
 }
 
 export interface RepositoryOverview {
@@ -31,6 +46,12 @@ export interface RepositoryOverview {
 export interface HandOffOptions {
   /** Unsaved editor buffers; any inside the repository refuse the hand-off. */
   readonly unsaved: UnsavedBufferSource;
+  /**
+   * An empty folder Candor owns, given to the fetch as `core.hooksPath` so
+   * that none of the repository's hooks runs. Default: a fresh temp folder,
+   * removed afterwards.
+   */
+  readonly emptyHooksDir?: string;
 }
 
 export interface HandOffResult {
@@ -38,12 +59,12 @@ export interface HandOffResult {
   readonly commit: string;
 }
 
-/**
- * Settings every call carries. `core.fsmonitor=false` keeps a repository's
- * configured monitor hook from running; `core.quotePath=false` keeps
- * non-ASCII paths readable in diffs.
- */
-const CALL_CONFIG = ['core.fsmonitor=false', 'core.quotePath=false', 'color.ui=false'];
+/** How one repository's git processes are started. */
+interface GitSettings {
+  readonly binary: string;
+  readonly timeoutMs: number;
+  readonly secrets: readonly string[];
+}
 
 const IN_PROGRESS_MARKERS: ReadonlyArray<readonly [string, InProgressOperation]> = [
   ['MERGE_HEAD', 'merging'],
@@ -64,30 +85,56 @@ const MAX_LOG = 10_000;
  */
 export class ReadOnlyGit {
   readonly #git: SimpleGit;
+  readonly #settings: GitSettings;
 
   private constructor(
     /** The work tree's top level, as git reports it (symlinks resolved). */
     readonly root: string,
     /** Absolute path of the git directory. */
     readonly gitDir: string,
-    git: SimpleGit,
+    settings: GitSettings,
   ) {
-    this.#git = git;
+    this.#settings = settings;
+    this.#git = makeGit(root, settings, { ceiling: ceilingFor(root, 'never') });
   }
 
-  /** Opens the repository whose work tree contains `dir`. */
+  /**
+   * Opens the repository of the folder `dir`: its own, or with
+   * `openRepositoryInParentFolders: 'always'` the one it lies in.
+   */
   static async open(dir: string, options: GuardOptions = {}): Promise<ReadOnlyGit> {
     const absolute = path.resolve(dir);
     if (!isDirectory(absolute)) {
       throw new GitGuardError('not-a-repo', `${absolute} is not a folder`);
     }
-    const probe = makeGit(absolute, options);
-    const out = await runGit(probe, absolute, { subcommand: 'rev-parse', args: ['--show-toplevel', '--absolute-git-dir'] });
-    const [root, gitDir] = lines(out);
-    if (root === undefined || gitDir === undefined || root === '') {
+    const folder = realPath(absolute);
+    const rule = options.openRepositoryInParentFolders ?? 'never';
+    const untrusted = [absolute, folder, ...(options.untrustedRoots ?? [])];
+    const settings: GitSettings = {
+      binary: chooseBinary(options.gitBinary, untrusted),
+      timeoutMs: options.timeoutMs ?? 120_000,
+      secrets: options.secrets ?? [],
+    };
+    const probe = makeGit(folder, settings, { ceiling: ceilingFor(folder, rule) });
+    let out: string;
+    try {
+      out = await runGit(probe, absolute, { subcommand: 'rev-parse', args: ['--show-toplevel', '--absolute-git-dir'] });
+    } catch (err) {
+      throw explainNotARepo(err, absolute, rule);
+    }
+    const [top, gitDir] = lines(out);
+    if (top === undefined || gitDir === undefined || top === '') {
       throw new GitGuardError('not-a-repo', `${absolute} has no work tree`);
     }
-    return new ReadOnlyGit(path.normalize(root), path.normalize(gitDir), makeGit(root, options));
+    const root = path.normalize(top);
+    // `core.worktree` can aim the work tree anywhere (a home folder, say):
+    // the work tree must be the folder itself, or contain it when parent
+    // repositories are allowed.
+    if (rule === 'never' ? !samePath(root, folder) : !isWithin(folder, root)) {
+      throw new GitGuardError('not-a-repo', `${absolute}: git's work tree for it is ${root}, which ${rule === 'never' ? 'is not this folder' : 'does not contain it'} (core.worktree?)`);
+    }
+    const binary = samePath(root, folder) || options.gitBinary !== undefined ? settings.binary : chooseBinary(options.gitBinary, [...untrusted, root]);
+    return new ReadOnlyGit(root, path.normalize(gitDir), { ...settings, binary });
   }
 
   async status(): Promise<GitStatus> {
@@ -119,7 +166,7 @@ export class ReadOnlyGit {
 
   /** Work tree against the index (`diff-files -p`: never refreshes the index). */
   diffUnstaged(): Promise<string> {
-    return this.#run({ subcommand: 'diff-files', args: ['-p', '--no-color', '--no-ext-diff'] });
+    return this.#run({ subcommand: 'diff-files', args: ['-p', '--no-color', '--no-ext-diff', '--no-textconv'] });
   }
 
   /** Index against HEAD. */
@@ -155,12 +202,6 @@ export class ReadOnlyGit {
     return hash === '' ? undefined : hash;
   }
 
-  /** Tracked paths, repository-relative. */
-  async lsFiles(): Promise<string[]> {
-    const out = await this.#run({ subcommand: 'ls-files', args: ['-z', '--cached'] });
-    return out.split('\0').filter((entry) => entry !== '');
-  }
-
   /** Of the given repository-relative paths, those git ignores (untracked and matched by an ignore rule). */
   async ignoredAmong(paths: readonly string[]): Promise<Set<string>> {
     const ignored = new Set<string>();
@@ -170,34 +211,6 @@ export class ReadOnlyGit {
       for (const entry of out.split('\0')) if (entry !== '') ignored.add(entry);
     }
     return ignored;
-  }
-
-  async branches(): Promise<BranchInfo[]> {
-    const out = await this.#run({
-      subcommand: 'for-each-ref',
-      args: ['--format=%(refname:short)%00%(objectname)%00%(upstream:short)%00%(upstream:track)%00%(HEAD)', 'refs/heads'],
-    });
-    return parseBranches(out);
-  }
-
-  /** Ahead/behind of the current branch against its upstream; undefined when detached, without upstream, or upstream gone. */
-  async aheadBehind(): Promise<AheadBehind | undefined> {
-    const ref = (await this.#run({ subcommand: 'symbolic-ref', args: ['-q', 'HEAD'] })).trim();
-    if (ref === '') return undefined;
-    const [upstream = '', track = ''] = (await this.#run({
-      subcommand: 'for-each-ref',
-      args: ['--format=%(upstream)%00%(upstream:track)', '--end-of-options', ref],
-    })).trim().split('\0');
-    if (upstream === '' || track.includes('gone')) return undefined;
-    if ((await this.headCommit()) === undefined) return undefined;
-    const counts = (await this.#run({ subcommand: 'rev-list', args: ['--left-right', '--count', `${ref}...${upstream}`, '--'] })).trim();
-    const [ahead, behind] = counts.split(/\s+/).map(Number);
-    return {
-      branch: ref.replace(/^refs\/heads\//, ''),
-      upstream: upstream.replace(/^refs\/remotes\//, ''),
-      ahead: ahead ?? 0,
-      behind: behind ?? 0,
-    };
   }
 
   /** The commit HEAD points at; undefined on an unborn branch. */
@@ -252,14 +265,45 @@ export class ReadOnlyGit {
     if ((await this.revParse(ref)) !== undefined) {
       throw new GitGuardError('exists', `refused to take ${branch}: a local branch of that name exists`);
     }
-    await this.#run({
-      subcommand: 'fetch',
-      config: ['gc.auto=0', 'maintenance.auto=false', 'fetch.writeCommitGraph=false'],
-      args: ['--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', path.resolve(fromRepoPath), `${ref}:${ref}`],
-    });
+    const source = path.resolve(fromRepoPath);
+    await this.#refuseRedirectedSource(source);
+    const hooks = options.emptyHooksDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'candor-no-hooks-'));
+    try {
+      if (!path.isAbsolute(hooks) || !isEmptyDirectory(hooks)) {
+        throw new GitGuardError('invalid', `the hooks folder ${JSON.stringify(hooks)} is not an absolute path to an empty folder`);
+      }
+      // Its own process settings: `file` is the one transport, for this call only.
+      const transfer = makeGit(this.root, this.#settings, { ceiling: ceilingFor(this.root, 'never'), transfer: true });
+      await runGit(transfer, this.root, {
+        subcommand: 'fetch',
+        config: [...FETCH_CONFIG, `core.hooksPath=${hooks}`],
+        args: ['--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', source, `${ref}:${ref}`],
+      });
+    } finally {
+      if (options.emptyHooksDir === undefined) fs.rmSync(hooks, { recursive: true, force: true });
+    }
     const commit = await this.revParse(ref);
     if (commit === undefined) throw new GitGuardError('failed', `fetch reported success but ${branch} is missing`);
     return { branch, commit };
+  }
+
+  /**
+   * The fetch must reach the scratch clone and nothing else: refused when an
+   * `insteadOf` rule rewrites its path (an `ext::` URL runs a command), or
+   * when the repository configures a remote named like the path (its
+   * `uploadpack`, `url` or `vcs` would apply; git ignores such names only
+   * when they start with `/`).
+   */
+  async #refuseRedirectedSource(source: string): Promise<void> {
+    const url = (await this.#run({ subcommand: 'ls-remote', args: ['--get-url', source] })).replace(/\r?\n$/, '');
+    if (url !== source) {
+      throw new GitGuardError('unsafe-config', `refused the hand-off: this repository's config rewrites ${source} to ${JSON.stringify(url)} (url.*.insteadOf)`);
+    }
+    const names = (await this.#run({ subcommand: 'config', args: ['-z', '--name-only', '--list'] })).split('\0');
+    const remote = names.find((name) => name.startsWith(`remote.${source}.`));
+    if (remote !== undefined) {
+      throw new GitGuardError('unsafe-config', `refused the hand-off: this repository's config sets ${remote} for the scratch clone's path`);
+    }
   }
 
   #run(invocation: Invocation): Promise<string> {
@@ -286,54 +330,36 @@ async function runGit(git: SimpleGit, where: string, invocation: Invocation): Pr
   checkInvocation(invocation);
   const configArgs = (invocation.config ?? []).flatMap((pair) => ['-c', pair]);
   try {
-    return await git.raw([...configArgs, invocation.subcommand, ...invocation.args]);
+    return await git.raw([...GLOBAL_OPTIONS, ...configArgs, invocation.subcommand, ...invocation.args]);
   } catch (err) {
     throw classifyGitFailure(err, where);
   }
 }
 
-function makeGit(baseDir: string, options: GuardOptions): SimpleGit {
+function makeGit(baseDir: string, settings: GitSettings, call: { ceiling: string | undefined; transfer?: boolean }): SimpleGit {
   return simpleGit({
     baseDir,
-    binary: options.gitBinary ?? 'git',
-    config: CALL_CONFIG,
+    binary: settings.binary,
+    config: [...CALL_CONFIG],
     maxConcurrentProcesses: 4,
-    timeout: { block: options.timeoutMs ?? 120_000 },
+    timeout: { block: settings.timeoutMs },
     // simple-git strips inherited GIT_* variables (so a stray GIT_DIR or
-    // GIT_INDEX_FILE in the host cannot redirect us) and allows only these.
-    allowEnvironment: ['GIT_OPTIONAL_LOCKS'],
+    // GIT_INDEX_FILE in the host cannot redirect us) and allows only the guard's own.
+    allowEnvironment: [...GUARD_GIT_ENV],
     unsafe: {
-      // We only ever set core.fsmonitor=false, which switches the hook off.
+      // Each of these is a value the guard sets to switch a program off
+      // (hostileConfig.ts): core.fsmonitor=false, core.hooksPath=<empty
+      // folder>, credential.helper= and GIT_ASKPASS= (empty).
       allowUnsafeFsMonitor: true,
-      // The binary comes from the host's settings, never from the model; a
-      // path with spaces (Program Files) must work.
-      allowUnsafeCustomBinary: options.gitBinary !== undefined,
+      allowUnsafeHooksPath: true,
+      allowUnsafeCredentialHelper: true,
+      allowUnsafeAskPass: true,
+      // An absolute path chosen by Candor, never by the model; it may hold
+      // spaces (Program Files).
+      allowUnsafeCustomBinary: true,
     },
-  }).env({
-    ...inheritedEnv(),
-    // Never take the index lock, never write a refreshed index back.
-    GIT_OPTIONAL_LOCKS: '0',
-    // Git's messages in English, so failures classify the same everywhere.
-    LC_ALL: 'C',
-  });
+  }).env(gitEnvironment({ secrets: settings.secrets, ceiling: call.ceiling, transfer: call.transfer }));
 }
-
-/**
- * The host's environment without the variables simple-git guards: GIT_*
- * (GIT_DIR, GIT_INDEX_FILE, … would redirect the guard) and the editor and
- * pager hooks. simple-git would refuse them if we passed them on.
- */
-function inheritedEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    const lower = key.toLowerCase();
-    if (lower.startsWith('git_') || GUARDED_ENV.has(lower)) continue;
-    env[key] = value;
-  }
-  return env;
-}
-
-const GUARDED_ENV = new Set(['editor', 'visual', 'pager', 'prefix', 'ssh_askpass']);
 
 function checkRev(rev: string): string {
   if (typeof rev !== 'string' || rev === '' || rev.length > 256 || rev.startsWith('-') || /[\0\n\r]/.test(rev)) {
@@ -344,6 +370,14 @@ function checkRev(rev: string): string {
 
 function lines(text: string): string[] {
   return text.split('\n').map((line) => line.replace(/\r$/, '')).filter((line) => line !== '');
+}
+
+function isEmptyDirectory(target: string): boolean {
+  try {
+    return fs.readdirSync(target).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 function isDirectory(target: string): boolean {

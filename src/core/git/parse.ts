@@ -10,15 +10,6 @@ export interface CommitSummary {
   readonly subject: string;
 }
 
-export interface BranchInfo {
-  readonly name: string;
-  readonly commit: string;
-  readonly upstream?: string;
-  /** Git's `[ahead 1, behind 2]`, `[gone]`, or empty. */
-  readonly track?: string;
-  readonly current: boolean;
-}
-
 export interface Trailer {
   readonly key: string;
   readonly value: string;
@@ -33,24 +24,6 @@ export function parseLog(output: string): CommitSummary[] {
     .map((record) => {
       const [hash = '', shortHash = '', author = '', email = '', date = '', subject = ''] = record.split('\x1f');
       return { hash, shortHash, author, email, date, subject };
-    });
-}
-
-/** `for-each-ref --format=%(refname:short)%00%(objectname)%00%(upstream:short)%00%(upstream:track)%00%(HEAD)` */
-export function parseBranches(output: string): BranchInfo[] {
-  return output
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const [name = '', commit = '', upstream = '', track = '', head = ''] = line.split('\0');
-      const info: { name: string; commit: string; current: boolean; upstream?: string; track?: string } = {
-        name,
-        commit,
-        current: head === '*',
-      };
-      if (upstream !== '') info.upstream = upstream;
-      if (track !== '') info.track = track;
-      return info;
     });
 }
 

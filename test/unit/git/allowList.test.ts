@@ -6,9 +6,11 @@ const FORBIDDEN = ['stash', 'reset', 'clean', 'checkout', 'switch', 'restore', '
 
 const HANDOFF: Invocation = {
   subcommand: 'fetch',
-  config: ['gc.auto=0', 'maintenance.auto=false'],
+  config: ['gc.auto=0', 'maintenance.auto=false', 'core.alternateRefsCommand=', 'credential.helper=', 'core.hooksPath=/tmp/candor-no-hooks-x'],
   args: ['--no-tags', '/tmp/scratch', 'refs/heads/candor/rant-01h:refs/heads/candor/rant-01h'],
 };
+
+const without = (pair: string): Invocation => ({ ...HANDOFF, config: (HANDOFF.config ?? []).filter((p) => p !== pair) });
 
 function refused(invocation: Invocation): boolean {
   return invocationProblem(invocation) !== undefined;
@@ -16,7 +18,7 @@ function refused(invocation: Invocation): boolean {
 
 describe('git allow-list', () => {
   it('holds only read subcommands and the hand-off fetch', () => {
-    assert.deepEqual([...ALLOWED_SUBCOMMANDS].sort(), ['branch', 'cat-file', 'config', 'diff', 'diff-files', 'fetch', 'for-each-ref', 'log', 'ls-files', 'rev-list', 'rev-parse', 'show', 'status', 'symbolic-ref']);
+    assert.deepEqual([...ALLOWED_SUBCOMMANDS].sort(), ['config', 'diff', 'diff-files', 'fetch', 'log', 'ls-files', 'ls-remote', 'rev-parse', 'show', 'status']);
     for (const word of FORBIDDEN) assert.ok(!(ALLOWED_SUBCOMMANDS as readonly string[]).includes(word), word);
   });
 
@@ -30,29 +32,21 @@ describe('git allow-list', () => {
     }
   });
 
-  it('allows branch only in listing forms', () => {
-    assert.ok(!refused({ subcommand: 'branch', args: ['--list'] }));
-    assert.ok(!refused({ subcommand: 'branch', args: ['--list', 'candor/*'] }));
-    assert.ok(!refused({ subcommand: 'branch', args: ['--show-current'] }));
-    assert.ok(!refused({ subcommand: 'branch', args: ['-a', '--format=%(refname)'] }));
-    assert.ok(refused({ subcommand: 'branch', args: ['new-branch'] }), 'creating');
-    assert.ok(refused({ subcommand: 'branch', args: ['-D', 'main'] }), 'deleting');
-    assert.ok(refused({ subcommand: 'branch', args: ['-f', 'main', 'HEAD~1'] }), 'moving');
-    assert.ok(refused({ subcommand: 'branch', args: ['-m', 'a', 'b'] }), 'renaming');
-    assert.ok(refused({ subcommand: 'branch', args: ['--set-upstream-to=origin/main'] }));
-  });
-
-  it('allows config only as --get of one key', () => {
-    assert.ok(!refused({ subcommand: 'config', args: ['--get', 'user.name'] }));
+  it('allows config only to list names, never a value or a write', () => {
+    assert.ok(!refused({ subcommand: 'config', args: ['-z', '--name-only', '--list'] }));
+    assert.ok(refused({ subcommand: 'config', args: ['--list'] }), 'values may hold credentials');
+    assert.ok(refused({ subcommand: 'config', args: ['--get', 'user.name'] }));
     assert.ok(refused({ subcommand: 'config', args: ['user.name', 'x'] }));
-    assert.ok(refused({ subcommand: 'config', args: ['--get', '--unset', 'user.name'] }));
+    assert.ok(refused({ subcommand: 'config', args: ['--name-only', '--list', '--unset', 'user.name'] }));
     assert.ok(refused({ subcommand: 'config', args: ['--add', 'core.hooksPath', '/x'] }));
   });
 
-  it('allows symbolic-ref only to read HEAD', () => {
-    assert.ok(!refused({ subcommand: 'symbolic-ref', args: ['-q', 'HEAD'] }));
-    assert.ok(refused({ subcommand: 'symbolic-ref', args: ['HEAD', 'refs/heads/other'] }));
-    assert.ok(refused({ subcommand: 'symbolic-ref', args: ['--delete', 'HEAD'] }));
+  it('allows ls-remote only as --get-url of an absolute local path (it never connects)', () => {
+    assert.ok(!refused({ subcommand: 'ls-remote', args: ['--get-url', '/tmp/scratch'] }));
+    assert.ok(refused({ subcommand: 'ls-remote', args: ['/tmp/scratch'] }), 'a listing connects');
+    assert.ok(refused({ subcommand: 'ls-remote', args: ['--get-url', 'origin'] }));
+    assert.ok(refused({ subcommand: 'ls-remote', args: ['--get-url', 'ssh://host/repo'] }));
+    assert.ok(refused({ subcommand: 'ls-remote', args: ['--get-url', '--upload-pack=touch /tmp/x', '/tmp/scratch'] }));
   });
 
   it('allows diff only against the index (--cached), never --no-index', () => {
@@ -64,7 +58,10 @@ describe('git allow-list', () => {
   it('refuses options that write files or run programs, but not the same words as paths', () => {
     assert.ok(refused({ subcommand: 'log', args: ['--output=/tmp/x'] }));
     assert.ok(refused({ subcommand: 'show', args: ['--ext-diff'] }));
-    assert.ok(refused({ subcommand: 'cat-file', args: ['--filters', 'HEAD:x'] }));
+    assert.ok(refused({ subcommand: 'show', args: ['--textconv', 'HEAD'] }));
+    assert.ok(refused({ subcommand: 'log', args: ['--show-signature'] }));
+    assert.ok(refused({ subcommand: 'log', args: ['--format=%H %G?'] }), '%G verifies signatures');
+    assert.ok(!refused({ subcommand: 'log', args: ['--format=%H %s'] }));
     assert.ok(!refused({ subcommand: 'log', args: ['HEAD', '--', '--output=file-named-so'] }));
     assert.ok(!refused({ subcommand: 'show', args: ['--end-of-options', 'HEAD'] }));
   });
@@ -72,9 +69,12 @@ describe('git allow-list', () => {
   it('allows fetch only in the exact hand-off shape', () => {
     assert.ok(!refused(HANDOFF));
     assert.ok(!refused({ ...HANDOFF, args: ['--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', ...HANDOFF.args.slice(1)] }));
-    assert.ok(refused({ ...HANDOFF, config: [] }), 'without gc.auto=0');
-    assert.ok(refused({ ...HANDOFF, config: ['gc.auto=0'] }), 'without maintenance.auto=false');
-    assert.ok(refused({ ...HANDOFF, config: [...(HANDOFF.config ?? []), 'core.hooksPath=/x'] }));
+    assert.ok(refused({ ...HANDOFF, config: [] }), 'without config');
+    for (const pair of HANDOFF.config ?? []) assert.ok(refused(without(pair)), `without ${pair}`);
+    assert.ok(refused({ ...HANDOFF, config: [...(HANDOFF.config ?? []), 'core.hooksPath=/x'] }), 'two hooks folders');
+    const noHooks = without('core.hooksPath=/tmp/candor-no-hooks-x').config ?? [];
+    assert.ok(refused({ ...HANDOFF, config: [...noHooks, 'core.hooksPath=hooks'] }), 'a relative hooks folder');
+    assert.ok(refused({ ...HANDOFF, config: [...(HANDOFF.config ?? []), 'protocol.allow=always'] }));
     assert.ok(refused({ ...HANDOFF, args: ['--no-tags', '--update-head-ok', ...HANDOFF.args.slice(1)] }));
     assert.ok(refused({ ...HANDOFF, args: ['--no-tags', '--upload-pack=touch /tmp/x', ...HANDOFF.args.slice(1)] }));
     assert.ok(refused({ ...HANDOFF, args: ['/tmp/scratch', HANDOFF.args[2] ?? ''] }), 'without --no-tags');

@@ -5,6 +5,7 @@ import { readOnlyReason } from '../../../src/core/git/dirty';
 import { ReadOnlyGit } from '../../../src/core/git/guard';
 import { findRepositories } from '../../../src/core/git/repositories';
 import { gitDiffTool, gitStatusTool } from '../../../src/core/workspace/gitTools';
+import { openInChild } from './helpers/child';
 import { git, removeTempDirs, repoWith, tempDir, write } from './helpers/repo';
 
 describe('read-only git guard: bad input', function () {
@@ -27,22 +28,17 @@ describe('read-only git guard: bad input', function () {
     await assert.rejects(ReadOnlyGit.open(bare), { kind: 'not-a-repo' });
   });
 
-  it('a missing git binary is git-missing: a bad gitBinary, or no git on PATH', async () => {
+  it('a missing git binary is git-missing: a bad gitBinary, or no git on PATH; a relative gitBinary is invalid', async () => {
     const repo = repoWith({ 'a.txt': 'a\n' });
-    await assert.rejects(ReadOnlyGit.open(repo, { gitBinary: '/nonexistent/bin/git' }), { kind: 'git-missing' });
-
+    await assert.rejects(ReadOnlyGit.open(repo, { gitBinary: '/nonexistent/bin/git' }), (err: unknown) => {
+      assert.equal((err as { kind?: string }).kind, 'git-missing');
+      assert.match((err as Error).message, /is git installed and on PATH/);
+      return true;
+    });
+    await assert.rejects(ReadOnlyGit.open(repo, { gitBinary: 'git' }), { kind: 'invalid' });
+    // No git on PATH: in a fresh process, since git is resolved once per process.
     const emptyBin = tempDir();
-    const savedPath = process.env.PATH;
-    process.env.PATH = emptyBin;
-    try {
-      await assert.rejects(ReadOnlyGit.open(repo), (err: unknown) => {
-        assert.equal((err as { kind?: string }).kind, 'git-missing');
-        assert.match((err as Error).message, /is git installed and on PATH/);
-        return true;
-      });
-    } finally {
-      process.env.PATH = savedPath;
-    }
+    assert.deepEqual(openInChild(repo, emptyBin, repo), { kind: 'git-missing', message: 'no git found on PATH outside the folders being opened: is git installed and on PATH?' });
   });
 
   it('a corrupt .git/index is corrupt for status, dirty state and the status tool, and the index is left as found', async () => {
@@ -91,13 +87,19 @@ describe('read-only git guard: bad input', function () {
   it('findRepositories: one entry per folder, shared guard for one repository, typed errors for the rest', async () => {
     const repo = repoWith({ 'a/x.txt': 'x\n', 'b/y.txt': 'y\n' });
     const plain = tempDir();
-    const entries = await findRepositories([path.join(repo, 'a'), path.join(repo, 'b'), plain]);
+    const folders = [path.join(repo, 'a'), path.join(repo, 'b'), plain];
+    const entries = await findRepositories(folders, { openRepositoryInParentFolders: 'always' });
     assert.deepEqual(entries.map((e) => e.status), ['repo', 'repo', 'no-repo']);
     const [first, second, third] = entries;
     assert.ok(first?.status === 'repo' && second?.status === 'repo');
     assert.equal(first.repo, second.repo);
     assert.equal(first.repo.root, repo);
     assert.ok(third?.status === 'no-repo' && third.error.kind === 'not-a-repo');
+    assert.equal(third.parent, undefined, 'no repository above a plain temp folder');
     assert.deepEqual(await findRepositories([]), []);
+
+    // By default the folders inside the repository are not opened, and say which repository was left closed.
+    const closed = await findRepositories(folders);
+    assert.deepEqual(closed.map((e) => (e.status === 'no-repo' ? [e.error.kind, e.parent] : ['repo'])), [['not-a-repo', repo], ['not-a-repo', repo], ['not-a-repo', undefined]]);
   });
 });

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { computeDirtyState, readOnlyReason } from '../../../src/core/git/dirty';
-import { candorRantIds, parseBranches, parseLog, parseTrailers } from '../../../src/core/git/parse';
+import { candorRantIds, parseLog, parseTrailers } from '../../../src/core/git/parse';
 import { parsePorcelainV2 } from '../../../src/core/git/status';
 
 const OID = 'a'.repeat(40);
@@ -87,13 +87,6 @@ describe('log, branch and trailer parsers', () => {
     assert.deepEqual(parseLog(`${record}\0\n${record}\0`), [
       { hash: OID, shortHash: 'aaaaaaa', author: 'Ann', email: 'ann@x', date: '2024-01-02T03:04:05+00:00', subject: 'subject: with colon' },
       { hash: OID, shortHash: 'aaaaaaa', author: 'Ann', email: 'ann@x', date: '2024-01-02T03:04:05+00:00', subject: 'subject: with colon' },
-    ]);
-  });
-
-  it('reads for-each-ref branches', () => {
-    assert.deepEqual(parseBranches(`main\0${OID}\0origin/main\0[ahead 1]\0*\ncandor/x\0${OID2}\0\0\0 \n`), [
-      { name: 'main', commit: OID, upstream: 'origin/main', track: '[ahead 1]', current: true },
-      { name: 'candor/x', commit: OID2, current: false },
     ]);
   });
 

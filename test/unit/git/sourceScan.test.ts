@@ -74,8 +74,6 @@ describe('git guard source', () => {
   it('offers reads and the one hand-off, and no raw, exec or instance accessor', () => {
     const methods = Object.getOwnPropertyNames(ReadOnlyGit.prototype).filter((name) => name !== 'constructor').sort();
     assert.deepEqual(methods, [
-      'aheadBehind',
-      'branches',
       'diffStaged',
       'diffUnstaged',
       'dirtyState',
@@ -83,7 +81,6 @@ describe('git guard source', () => {
       'ignoredAmong',
       'inProgress',
       'log',
-      'lsFiles',
       'overview',
       'revParse',
       'show',

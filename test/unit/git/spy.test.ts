@@ -51,9 +51,9 @@ function readSpyLog(file: string): SpiedCall[] {
 
 describe('git spy: the guard never runs a forbidden subcommand', function () {
   this.timeout(60_000);
-  const saved = { log: process.env.CANDOR_GIT_SPY_LOG, real: process.env.CANDOR_REAL_GIT };
+  const saved = { log: process.env.SPY_GIT_LOG, real: process.env.SPY_REAL_GIT };
   after(() => {
-    for (const [key, value] of [['CANDOR_GIT_SPY_LOG', saved.log], ['CANDOR_REAL_GIT', saved.real]] as const) {
+    for (const [key, value] of [['SPY_GIT_LOG', saved.log], ['SPY_REAL_GIT', saved.real]] as const) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
     }
@@ -70,8 +70,8 @@ describe('git spy: the guard never runs a forbidden subcommand', function () {
     fs.copyFileSync(SHIM, spy);
     fs.chmodSync(spy, 0o755);
     const log = path.join(tempDir('candor-spylog-'), 'calls.log');
-    process.env.CANDOR_GIT_SPY_LOG = log;
-    process.env.CANDOR_REAL_GIT = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    process.env.SPY_GIT_LOG = log;
+    process.env.SPY_REAL_GIT = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
 
     // A workspace with a submodule, mid-merge, with every kind of change.
     const sub = repoWith({ 's.txt': 's\n' });
@@ -100,15 +100,17 @@ describe('git spy: the guard never runs a forbidden subcommand', function () {
     assert.deepEqual(offending, []);
     for (const call of inWorkspace) {
       assert.ok((ALLOWED_SUBCOMMANDS as readonly string[]).includes(call.subcommand), `not allowed: ${call.args}`);
-      assert.ok(call.args.includes('-c core.fsmonitor=false'), `without core.fsmonitor=false: ${call.args}`);
+      for (const setting of ['-c core.fsmonitor=false', '-c log.showSignature=false', '--no-pager']) {
+        assert.ok(call.args.includes(setting), `without ${setting}: ${call.args}`);
+      }
     }
     const seen = new Set(inWorkspace.map((call) => call.subcommand));
-    for (const expected of ['status', 'diff-files', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'for-each-ref', 'symbolic-ref', 'fetch']) {
+    for (const expected of ['status', 'diff-files', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'ls-remote', 'config', 'fetch']) {
       assert.ok(seen.has(expected), `expected a ${expected} call; saw ${[...seen].join(', ')}`);
     }
     const fetches = inWorkspace.filter((call) => call.subcommand === 'fetch');
     assert.equal(fetches.length, 1, 'one hand-off fetch; the refused one never ran');
-    assert.match(fetches[0]?.args ?? '', /-c gc\.auto=0 -c maintenance\.auto=false .*fetch --no-tags .* refs\/heads\/candor\/rant-01spy:refs\/heads\/candor\/rant-01spy$/);
+    assert.match(fetches[0]?.args ?? '', /-c gc\.auto=0 -c maintenance\.auto=false .*-c core\.alternateRefsCommand= -c credential\.helper= -c core\.hooksPath=\/\S+ fetch --no-tags .* refs\/heads\/candor\/rant-01spy:refs\/heads\/candor\/rant-01spy$/);
     assert.ok(!(fetches[0]?.args ?? '').includes('--update-head-ok'));
   });
 });
