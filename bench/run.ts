@@ -2,7 +2,7 @@
 // side-by-side ratios; absolute times on a shared machine mean little.
 import * as path from 'node:path';
 
-const benches = ['gate', 'git', 'evolution', 'promptEvolution'];
+const benches = ['gate', 'git', 'evolution', 'sandbox', 'promptEvolution'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { handOff, runEvolution, type ChangeModel } from '../core/evolution';
+import { handOff, runEvolution, type ChangeModel, type SandboxMode } from '../core/evolution';
 import { isGitGuardError, noUnsavedBuffers } from '../core/git';
 import { heuristicTokens } from '../core/gate/heuristic';
 import { demoScenario } from '../core/offline/demoScenario';
@@ -9,6 +9,7 @@ import { parseScenario, type Scenario } from '../core/offline/scenario';
 import { startOfflineServer, type OfflineServer } from '../core/offline/server';
 import { createClient } from '../core/provider/stream';
 import { isEvolutionError } from '../core/evolution/errors';
+import { environmentSecrets } from '../core/redact';
 
 /** Defaults of the `candor.evolution.*` settings. */
 const DEFAULTS = { testCommand: 'npm test', maxChangedLines: 200, maxChangedFiles: 10, timeoutSeconds: 600 };
@@ -16,6 +17,7 @@ const DEFAULTS = { testCommand: 'npm test', maxChangedLines: 200, maxChangedFile
 export const EVOLVE_USAGE = `  candor evolve --workspace DIR --data-dir DIR [--test-command CMD] [--build-command CMD]
                 [--setup-command CMD] [--base-url URL] [--model M] [--scenario FILE]
                 [--max-changed-lines N] [--max-changed-files N] [--timeout-seconds N] [--project NAME]
+                [--sandbox required|off]
   candor take BRANCH --workspace DIR --data-dir DIR`;
 
 class UsageError extends Error {}
@@ -67,6 +69,7 @@ export async function evolve(args: string[]): Promise<number> {
         secrets: apiKey !== '' ? [apiKey] : [],
         signal: controller.signal,
         project: values.project,
+        sandbox: sandboxMode(values.sandbox),
       },
       {
         print: (line) => console.log(line),
@@ -102,8 +105,15 @@ function parseEvolveArgs(args: string[]) {
       'max-changed-files': { type: 'string' },
       'timeout-seconds': { type: 'string' },
       project: { type: 'string' },
+      sandbox: { type: 'string' },
     },
   });
+}
+
+/** `--sandbox required|off` (default required): "off" runs the gate's commands without an OS sandbox, at the user's own risk. */
+function sandboxMode(value: string | undefined): SandboxMode {
+  if (value === undefined || value === 'required' || value === 'off') return value ?? 'required';
+  throw new UsageError(`--sandbox must be "required" or "off", got ${JSON.stringify(value)}`);
 }
 
 /** `candor take BRANCH`: the ref-only hand-off of a branch from the scratch clone (clean workspace only). */
@@ -121,7 +131,7 @@ export async function take(args: string[]): Promise<number> {
       return 2;
     }
     if (isGitGuardError(err) || isEvolutionError(err)) {
-      console.error(`take: ${err.message}`);
+      console.error(`take: ${environmentSecrets().redact(err.message)}`);
       return 1;
     }
     throw err;

@@ -7,6 +7,7 @@ import type { TextModel } from '../provider/textModel';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
 import { throwIfCancelled } from './errors';
+import type { SandboxKind } from './sandbox';
 
 export interface ChangeModel {
   readonly client: OpenAI;
@@ -24,6 +25,8 @@ export interface ChangeRequest {
   readonly note: string | null;
   readonly maxChangedLines: number;
   readonly maxChangedFiles: number;
+  /** Where run_tests runs the model's code; the prompt says so truthfully. */
+  readonly sandbox: SandboxKind;
 }
 
 export interface ChangeLoopOptions {
@@ -53,10 +56,23 @@ export function changeSystemPrompt(request: ChangeRequest): string {
     'Make one small, focused change that addresses it, using the tools: read and search the code, then edit with apply_patch or write_file.',
     `Keep the change small: at most ${request.maxChangedLines} changed lines in at most ${request.maxChangedFiles} files; a larger change is rejected.`,
     "Run run_tests before you finish when you can; the change is kept only if the project's tests pass.",
-    'Paths are relative to the repository root. You cannot leave the repository, run other commands, or touch git.',
+    "Paths are relative to the repository root. The file tools reach only this clone, never its .git folder or its node_modules; Candor measures and commits the change itself.",
+    reachOfTests(request.sandbox),
     'When done, reply without tool calls: one short paragraph saying what you changed and why.',
     'If nothing should change, say so and change nothing.',
   ].join('\n');
+}
+
+/** What code run by run_tests (the project's commands, and any file they run, yours included) can reach. */
+function reachOfTests(sandbox: SandboxKind): string {
+  if (sandbox === 'off') {
+    return "run_tests runs the configured build and test commands without an OS sandbox (the user turned it off): they, and any code of yours they run, run as the user with the user's files and network, only without Candor's API key.";
+  }
+  return [
+    'run_tests runs the configured build and test commands, and with them any code of yours they run, in an OS sandbox:',
+    'no network; the clone writable except .git and node_modules; a throwaway home and temp folder;',
+    "the real home folder and Candor's data are hidden; the rest of the disk is read-only; no API key in the environment.",
+  ].join(' ');
 }
 
 export function changeUserMessage(request: ChangeRequest): string {

@@ -2,24 +2,31 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { parseArgs, type ToolHost } from '../chat/tools';
 import type { ToolSpec } from '../messages';
+import { redact } from '../redact';
 import { boundText } from '../workspace/bounded';
 import { listFiles } from '../workspace/listFiles';
 import { readFile } from '../workspace/readFile';
 import { searchText } from '../workspace/searchText';
 import { applyUnifiedDiff } from './applyPatch';
 import { checkRelative, confineForWrite } from './confineWrite';
-import { describeGate, runGate, type GateStep } from './gateRunner';
+import { describeGate, runGate, type GateStep, type GateStepName } from './gateRunner';
+import type { Sandbox } from './sandbox';
 
 export interface ChangeToolsOptions {
   /** The scratch clone: the only folder these tools see. */
   readonly root: string;
   /** What run_tests runs (build, then tests). */
   readonly testSteps: readonly GateStep[];
+  /** run_tests runs the model's code: in the sandbox, without network, the dependency folder read-only. */
+  readonly sandbox: Sandbox;
+  /** Folders run_tests must not see (the data folder, the source repository). */
+  readonly hidden?: readonly string[];
   readonly timeoutMs: number;
   readonly secrets?: readonly string[];
   /** Largest file write_file accepts. Default 1 MiB. */
   readonly maxWriteBytes?: number;
   readonly onOutput?: (chunk: string) => void;
+  readonly onCommand?: (step: GateStepName) => void;
 }
 
 const MAX_RESULT_BYTES = 32 * 1024;
@@ -62,8 +69,20 @@ export function changeTools(options: ChangeToolsOptions): ToolHost {
     },
     apply_patch: async (args) => (await applyUnifiedDiff(options.root, args.patch)).join('\n'),
     run_tests: async (_args, signal) => {
-      const result = await runGate(options.testSteps, { cwd: options.root, timeoutMs: options.timeoutMs, secrets: options.secrets, signal, onOutput: options.onOutput });
-      return `${result.passed ? 'PASSED' : 'FAILED'}: ${describeGate(result, options.timeoutMs)}\n${result.tail}`;
+      const result = await runGate(options.testSteps, {
+        cwd: options.root,
+        sandbox: options.sandbox,
+        hidden: options.hidden,
+        network: false,
+        depsWritable: false,
+        timeoutMs: options.timeoutMs,
+        secrets: options.secrets,
+        signal,
+        onOutput: options.onOutput,
+        onCommand: options.onCommand,
+      });
+      // The tail goes to the model provider: redacted like everything else that leaves the run.
+      return `${result.passed ? 'PASSED' : 'FAILED'}: ${describeGate(result, options.timeoutMs)}\n${redact(result.tail, options.secrets ?? [])}`;
     },
   };
   return {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Invocation } from './sandbox';
 import { Tail } from './tail';
 
 export interface CommandOptions {
@@ -28,11 +29,13 @@ const KILL_GRACE_MS = 2000;
 const DRAIN_MS = 500;
 
 /**
- * Runs a shell command in its own process group, so a timeout or a cancel
- * ends everything it started (a test runner's workers, a server it forked),
- * and so do we once the shell itself has exited.
+ * Runs a command (a shell, or the sandbox around one) in its own process
+ * group, so a timeout or a cancel ends everything it started (a test
+ * runner's workers, a server it forked), and so do we once it has exited.
+ * Inside bubblewrap the command has its own session and PID namespace:
+ * ending bwrap ends it (`--die-with-parent`), and the namespace with it.
  */
-export function runShellCommand(command: string, options: CommandOptions): Promise<CommandResult> {
+export function runInvocation(invocation: Invocation, options: CommandOptions): Promise<CommandResult> {
   const started = Date.now();
   const tail = new Tail(options.tailBytes ?? 4096);
   const windows = process.platform === 'win32';
@@ -41,7 +44,7 @@ export function runShellCommand(command: string, options: CommandOptions): Promi
     let cancelled = false;
     let settled = false;
     let exitCode: number | null = null;
-    const child = spawn(windows ? process.env.ComSpec ?? 'cmd.exe' : '/bin/sh', windows ? ['/d', '/s', '/c', command] : ['-c', command], {
+    const child = spawn(invocation.file, [...invocation.args], {
       cwd: options.cwd,
       env: options.env,
       detached: !windows,

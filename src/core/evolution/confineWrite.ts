@@ -2,6 +2,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { isGitInternal, within } from '../workspace/confine';
 import { WorkspaceToolError } from '../workspace/errors';
+import { DEPENDENCY_DIR } from './paths';
 
 export interface WritablePath {
   /** Real absolute path to write (a symlink inside the clone resolved to its target). */
@@ -13,7 +14,7 @@ export interface WritablePath {
 
 /**
  * A path the model may write or delete in the scratch clone: relative, not
- * climbing out with `..`, not in `.git`, and — checked on the real path of
+ * climbing out with `..`, not in `.git` or the dependency folder, and — checked on the real path of
  * the deepest part that exists — not through a symlink leading outside.
  */
 export async function confineForWrite(root: string, input: unknown): Promise<WritablePath> {
@@ -38,6 +39,8 @@ export async function confineForWrite(root: string, input: unknown): Promise<Wri
   const absolute = exists ? real : path.join(real, path.relative(existing, lexical));
   const inside = path.relative(realRoot, absolute);
   if (isGitInternal(inside)) throw new WorkspaceToolError('git-internal', `${relative} is inside git's own directory`);
+  // Setup's folder survives between runs: a file written there would outlive the change and sit under the next gate.
+  if (inside.split(path.sep)[0] === DEPENDENCY_DIR) throw new WorkspaceToolError('invalid', `${relative} is in ${DEPENDENCY_DIR}, which only the setup command fills; change the manifest instead`);
   if (exists && (await fs.stat(absolute)).isDirectory()) throw new WorkspaceToolError('not-a-file', `${relative} is a folder`);
   return { absolute, display: inside.split(path.sep).join('/'), exists };
 }

@@ -1,4 +1,4 @@
-/** Rant triage and evolution runs (design.md §3): the pure core the host's task and the CLI share. */
+/** Rant triage and evolution runs (docs/architecture.md, "Evolution"): the pure core the host's task and the CLI share. */
 export { runEvolution, type EvolutionOptions, type EvolutionIO, type EvolutionPhase } from './pipeline';
 export { triage, rantStatuses, dismissRant, readDecisions, type RantState, type RantStatus, type TriageDecision, type TriageResult } from './triage';
 export { classifyByRules, parseTriageReply, TRIAGE_SYSTEM_PROMPT, type RantClass, type Classification } from './classify';
@@ -7,3 +7,4 @@ export { readRuns, type EvolutionRecord, type EvolutionOutcome, type GateSummary
 export { repoId, repoPaths, TRIAGE_FILE, EVOLUTION_FILE } from './paths';
 export { textModelOf, type ChangeModel } from './changeLoop';
 export { EvolutionError, isEvolutionError, type EvolutionErrorKind } from './errors';
+export { detectSandbox, isSandboxUnavailable, type Sandbox, type SandboxKind, type SandboxMode, type SandboxUnavailable } from './sandbox';

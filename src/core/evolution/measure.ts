@@ -20,7 +20,7 @@ export interface ChangeSize {
 export async function measureChange(scratch: Scratch, base: string, options: ScratchGitOptions = {}): Promise<ChangeSize> {
   await scratchGit(scratch, ['add', '--all'], options);
   // --numstat and --stat in one run: the numbers for the limits, git's own stat for the record.
-  const output = await scratchGit(scratch, ['diff', '--cached', '--no-renames', '--numstat', '--stat=120', base, '--'], options);
+  const output = await scratchGit(scratch, ['diff', '--cached', '--no-renames', '--no-ext-diff', '--no-textconv', '--numstat', '--stat=120', base, '--'], options);
   let files = 0;
   let insertions = 0;
   let deletions = 0;

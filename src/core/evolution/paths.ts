@@ -7,6 +7,8 @@ import * as path from 'node:path';
 export const TRIAGE_FILE = 'triage.jsonl';
 export const EVOLUTION_FILE = 'evolution.jsonl';
 export const SCRATCH_DIR = 'scratch';
+/** The folder, inside the clone, that setup fills and everything else may only read; kept across runs while the lock file is unchanged. */
+export const DEPENDENCY_DIR = 'node_modules';
 
 /**
  * `<sanitized basename>-<12 hex of sha256(realpath)>`: readable, and two

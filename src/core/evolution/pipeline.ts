@@ -11,13 +11,16 @@ import { isEvolutionError, throwIfCancelled } from './errors';
 import { describeGate, runGate, type GateOptions, type GateResult, type GateStep } from './gateRunner';
 import { acquireRunLock, type RunLock } from './lock';
 import { measureChange, tooBig } from './measure';
-import { realOrResolved, repoPaths } from './paths';
+import { repoPaths } from './paths';
 import { appendRun, gateKey, gatedCommits, markGated, type EvolutionOutcome, type EvolutionRecord, type GateSummary } from './record';
-import { prepareScratch, resetTo, setupIsCurrent, setupPlan, writeSetupStamp } from './scratch';
+import { redactedOutput, type RunOutput } from './redactedIO';
+import { SANDBOX_OFF_WARNING, detectSandbox, isSandboxUnavailable, type DetectOptions, type Sandbox, type SandboxMode } from './sandbox';
+import { prepareScratch, resetTo, setupInputsMatch, setupIsCurrent, setupPlan, setupStampFile, writeSetupStamp } from './scratch';
 import type { Scratch } from './scratchGit';
+import { SecretSet } from '../redact';
 import { prepareRevert, shipChange } from './ship';
 import { appendDecision, triage, type RantState } from './triage';
-import { within } from '../workspace/confine';
+import { isInsideReal } from '../settings/realPath';
 
 export type EvolutionPhase = 'triage' | 'scratch clone' | 'gate HEAD' | 'change' | 'gate' | 'ship' | 'record';
 
@@ -48,6 +51,10 @@ export interface EvolutionOptions {
   readonly maxRounds?: number;
   readonly clock?: () => Date;
   readonly git?: GuardOptions;
+  /** `candor.evolution.sandbox`; default 'required': no command runs outside the OS sandbox. */
+  readonly sandbox?: SandboxMode;
+  /** Where to look for the sandbox (a test points it at a missing bwrap). */
+  readonly sandboxProbe?: DetectOptions;
 }
 
 export interface EvolutionIO {
@@ -70,7 +77,7 @@ interface Ending {
 }
 
 /**
- * One evolution run (design.md §3): triage → scratch clone → change → gate →
+ * One evolution run (docs/architecture.md, "Evolution"): triage → scratch clone → change → gate →
  * ship → record, each phase printed as it runs. A dirty workspace makes it
  * triage-and-record only. Ends with exactly one line in evolution.jsonl and
  * returns it; never throws for a run that went wrong — that is an `error`
@@ -90,13 +97,21 @@ class EvolutionRun {
   #base: string | undefined;
   /** False when the data folder lies in the workspace: writing there would change the workspace. */
   #mayWrite = true;
+  #sandbox: Sandbox | undefined;
+  /** Folders the commands must not see: the data folder and the source repository. */
+  #hidden: string[] = [];
+  /** True once any command (setup, build, test, run_tests) started: the record names the sandbox then. */
+  #ranCommand = false;
+  /** What the run prints, logs and streams, all redacted. */
+  private readonly io: RunOutput<EvolutionPhase>;
 
   constructor(
     private readonly options: EvolutionOptions,
-    private readonly io: EvolutionIO,
+    io: EvolutionIO,
   ) {
     this.#clock = options.clock ?? (() => new Date());
     this.#started = isoNow(this.#clock);
+    this.io = redactedOutput(io, options.secrets ?? []);
   }
 
   async run(): Promise<EvolutionRecord> {
@@ -114,8 +129,12 @@ class EvolutionRun {
 
   async #steps(): Promise<Ending> {
     const o = this.options;
+    if (o.sandbox === 'off') {
+      this.io.print(SANDBOX_OFF_WARNING);
+      this.io.log?.warn(SANDBOX_OFF_WARNING);
+    }
     const repo = await this.#openRepo();
-    if (within(repo.root, realOrResolved(o.dataDir))) {
+    if (isInsideReal(repo.root, o.dataDir)) {
       this.#mayWrite = false;
       return { outcome: 'error', reason: `the data folder ${o.dataDir} is inside the workspace repository; choose one outside it` };
     }
@@ -138,6 +157,13 @@ class EvolutionRun {
 
     const picked = await this.#triage();
     throwIfCancelled(o.signal);
+
+    // Before any clone or command: without the sandbox the run stops here (triage is done and recorded).
+    const sandbox = await detectSandbox(o.sandbox ?? 'required', o.sandboxProbe);
+    if (isSandboxUnavailable(sandbox)) return { outcome: 'error', reason: sandbox.message, ...(picked !== undefined ? { rants: [picked.rant.id] } : {}) };
+    this.#sandbox = sandbox;
+    this.#hidden = [o.dataDir, repo.root];
+    if (sandbox.kind !== 'off') this.io.print(`commands run in an OS sandbox (${sandbox.kind}): writable only the clone (not its .git), the home and data folders hidden, no network (setup: only on HEAD's manifest and lock file)`);
 
     this.#enter('scratch clone');
     const prepared = await prepareScratch({ dataDir: o.dataDir, workspaceRoot: repo.root, head, setupCommand: o.setupCommand ?? '', secrets: o.secrets, signal: o.signal });
@@ -212,8 +238,8 @@ class EvolutionRun {
     const o = this.options;
     const rants = [picked.rant.id];
     this.#enter('change');
-    const tools = changeTools({ root: scratch.dir, testSteps: this.#testSteps(), timeoutMs: o.timeoutMs, secrets: o.secrets, onOutput: this.io.onOutput });
-    const request = { rant: picked.rant, class: picked.class, note: picked.note, maxChangedLines: o.maxChangedLines, maxChangedFiles: o.maxChangedFiles };
+    const tools = changeTools({ ...this.#commandOptions(), root: scratch.dir, testSteps: this.#testSteps() });
+    const request = { rant: picked.rant, class: picked.class, note: picked.note, maxChangedLines: o.maxChangedLines, maxChangedFiles: o.maxChangedFiles, sandbox: (this.#sandbox as Sandbox).kind };
     const loop = await runChangeLoop(request, { model, tools, maxRounds: o.maxRounds, signal: o.signal, onTool: (line) => this.io.print(`  ${line}`), onNotice: (line) => this.io.print(line) });
     this.io.print(`${loop.rounds} request(s), ${loop.toolCalls} tool call(s)${loop.outOfRounds ? ' — stopped at the round limit' : ''}`);
     throwIfCancelled(o.signal);
@@ -260,14 +286,21 @@ class EvolutionRun {
     ];
   }
 
-  /** Setup, when the lock file (or the command) changed since the last install; undefined when none was needed. */
+  /**
+   * Setup, when the lock file (or the command) changed since the last
+   * install; undefined when none was needed. The dependency folder is
+   * writable; the network only while the setup inputs are HEAD's.
+   */
   async #ensureSetup(dir: string): Promise<GateResult | undefined> {
+    const scratch = this.#scratch as Scratch;
     const setupCommand = this.options.setupCommand ?? '';
     const plan = setupPlan(dir, setupCommand);
-    if (plan === undefined || setupIsCurrent(dir, setupCommand)) return undefined;
-    this.io.print(`setup: ${plan.command}${plan.lockFile !== undefined ? ` (${plan.lockFile} changed)` : ''}`);
-    const setup = await runGate([{ name: 'setup', command: plan.command }], this.#gateOptions(dir));
-    if (setup.passed) writeSetupStamp(dir, plan);
+    const stamp = setupStampFile(scratch);
+    if (plan === undefined || setupIsCurrent(dir, setupCommand, stamp)) return undefined;
+    const network = await setupInputsMatch(scratch, this.#base as string, { secrets: this.options.secrets });
+    this.io.print(`setup: ${plan.command}${plan.lockFile !== undefined ? ` (${plan.lockFile} changed)` : ''}${network ? '' : ' — without network: the manifest or lock file differs from HEAD'}`);
+    const setup = await runGate([{ name: 'setup', command: plan.command }], { ...this.#gateOptions(dir), network, depsWritable: true });
+    if (setup.passed) writeSetupStamp(stamp, plan);
     return setup;
   }
 
@@ -280,8 +313,13 @@ class EvolutionRun {
   }
 
   #gateOptions(dir: string): GateOptions {
+    return { ...this.#commandOptions(), cwd: dir, signal: this.options.signal };
+  }
+
+  /** What every command of the run shares: the sandbox, what it hides, the timeout, the secrets, where output goes. */
+  #commandOptions(): Pick<GateOptions, 'sandbox' | 'hidden' | 'timeoutMs' | 'secrets' | 'onOutput' | 'onCommand'> {
     const o = this.options;
-    return { cwd: dir, timeoutMs: o.timeoutMs, secrets: o.secrets, signal: o.signal, onOutput: this.io.onOutput };
+    return { sandbox: this.#sandbox as Sandbox, hidden: this.#hidden, timeoutMs: o.timeoutMs, secrets: o.secrets, onOutput: this.io.onOutput?.bind(this.io), onCommand: () => (this.#ranCommand = true) };
   }
 
   #failure(err: unknown): Ending {
@@ -308,8 +346,9 @@ class EvolutionRun {
 
   #record(ending: Ending): EvolutionRecord {
     this.#enter('record');
+    this.io.flush();
     const gate: GateSummary | null = ending.gate !== undefined ? { passed: ending.gate.passed, ms: ending.gate.ms, tail: ending.gate.tail } : null;
-    const record: EvolutionRecord = {
+    const record: EvolutionRecord = new SecretSet(this.options.secrets ?? []).redactDeep({
       v: 1,
       run: this.#runId,
       ts: this.#started,
@@ -321,7 +360,8 @@ class EvolutionRun {
       commit: ending.commit ?? null,
       diffstat: ending.diffstat ?? null,
       gate,
-    };
+      sandbox: this.#ranCommand && this.#sandbox !== undefined ? this.#sandbox.kind : null,
+    } satisfies EvolutionRecord);
     if (this.#mayWrite) appendRun(this.options.dataDir, record);
     this.io.print(`outcome: ${record.outcome} — ${record.reason}`);
     return record;

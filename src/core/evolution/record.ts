@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { appendJsonLine, isoNow, readJsonLines } from '../jsonl';
 import { EVOLUTION_FILE } from './paths';
+import type { SandboxKind } from './sandbox';
 
 export type EvolutionOutcome = 'shipped' | 'discarded' | 'nothing-to-evolve' | 'read-only' | 'revert-prepared' | 'error';
 
@@ -25,6 +26,8 @@ export interface EvolutionRecord {
   readonly commit: string | null;
   readonly diffstat: string | null;
   readonly gate: GateSummary | null;
+  /** Where the run's commands ran; null when no command ran (docs/architecture.md, "Sandbox"). */
+  readonly sandbox: SandboxKind | null;
 }
 
 export function appendRun(dataDir: string, record: EvolutionRecord): void {

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isEvolutionError } from './errors';
-import { repoPaths } from './paths';
-import { checkScratchPath, cloneIntoScratch, fetchIntoScratch, scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
+import { DEPENDENCY_DIR, repoPaths } from './paths';
+import { checkScratchPath, cloneIntoScratch, fetchIntoScratch, scratchGit, scratchGitBytes, SOURCE_TRACES, type Scratch, type ScratchGitOptions } from './scratchGit';
 
 /**
  * The scratch clone `<dataDir>/scratch/<repo-id>/`: cloned from the
@@ -11,9 +11,7 @@ import { checkScratchPath, cloneIntoScratch, fetchIntoScratch, scratchGit, type 
  * exactly at the workspace's HEAD commit — committed work only.
  */
 
-/** The folder kept across runs while the lock file is unchanged. */
-export const DEPENDENCY_DIR = 'node_modules';
-const SETUP_STAMP = 'candor-setup.json';
+export { DEPENDENCY_DIR };
 const WORKSPACE_HEAD_REF = 'refs/candor/workspace-head';
 
 export interface PreparedScratch {
@@ -73,9 +71,20 @@ export async function resetTo(scratch: Scratch, commit: string, setupCommand: st
   excludeDependencies(gitDir);
   await scratchGit(scratch, ['checkout', '--quiet', '--force', '--detach', commit], options);
   await scratchGit(scratch, ['reset', '--quiet', '--hard', commit], options);
-  const keepDependencies = setupIsCurrent(dir, setupCommand);
-  if (!keepDependencies) fs.rmSync(path.join(gitDir, SETUP_STAMP), { force: true });
-  await scratchGit(scratch, keepDependencies ? ['clean', '-fdxq', '-e', DEPENDENCY_DIR] : ['clean', '-fdxq'], options);
+  const stamp = setupStampFile(scratch);
+  const keepDependencies = setupIsCurrent(dir, setupCommand, stamp);
+  if (!keepDependencies) fs.rmSync(stamp, { force: true });
+  // -ff: a repository the model's code nested in the clone goes too.
+  await scratchGit(scratch, keepDependencies ? ['clean', '-ffdxq', '-e', DEPENDENCY_DIR] : ['clean', '-ffdxq'], options);
+}
+
+/**
+ * `<dataDir>/scratch/<repo-id>.setup.json`: which setup filled the
+ * dependency folder. Outside the clone, so code that runs in the clone can
+ * neither read nor forge it.
+ */
+export function setupStampFile(scratch: Scratch): string {
+  return `${checkScratchPath(scratch)}.setup.json`;
 }
 
 export interface SetupPlan {
@@ -102,25 +111,72 @@ export function setupPlan(dir: string, setupCommand: string): SetupPlan | undefi
   return lock !== undefined ? { command, stamp: hash.digest('hex'), lockFile: lock[0] } : { command, stamp: hash.digest('hex') };
 }
 
-/** True when the setup last run here is the one the checked-out files call for (or none is needed). */
-export function setupIsCurrent(dir: string, setupCommand: string): boolean {
+/** True when the setup last run in `dir` (per `stampFile`) is the one the checked-out files call for (or none is needed). */
+export function setupIsCurrent(dir: string, setupCommand: string, stampFile: string): boolean {
   const plan = setupPlan(dir, setupCommand);
   if (plan === undefined) return true;
   try {
-    const stamp = JSON.parse(fs.readFileSync(path.join(dir, '.git', SETUP_STAMP), 'utf8')) as { stamp?: unknown };
+    const stamp = JSON.parse(fs.readFileSync(stampFile, 'utf8')) as { stamp?: unknown };
     return stamp.stamp === plan.stamp;
   } catch {
     return false;
   }
 }
 
-export function writeSetupStamp(dir: string, plan: SetupPlan): void {
-  fs.writeFileSync(path.join(dir, '.git', SETUP_STAMP), `${JSON.stringify({ stamp: plan.stamp, command: plan.command, lockFile: plan.lockFile ?? null })}\n`);
+export function writeSetupStamp(stampFile: string, plan: SetupPlan): void {
+  fs.writeFileSync(stampFile, `${JSON.stringify({ stamp: plan.stamp, command: plan.command, lockFile: plan.lockFile ?? null })}\n`);
 }
 
-/** A clone whose git directory is damaged is caught by the first command and cloned afresh (see prepareScratch). */
+/**
+ * The files that decide what setup downloads and runs: the manifest, the
+ * lock files, and the package managers' own settings (an `.npmrc` can name
+ * another registry or a script shell).
+ */
+export const SETUP_INPUTS = ['package.json', 'package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', '.npmrc', '.yarnrc', '.yarnrc.yml'] as const;
+
+/**
+ * True when every setup input in the clone is byte for byte what `base`
+ * holds (present in both with the same bytes, or absent from both): only
+ * then may setup reach the network. A change that alters them runs its setup
+ * without network.
+ */
+export async function setupInputsMatch(scratch: Scratch, base: string, options: ScratchGitOptions = {}): Promise<boolean> {
+  const dir = checkScratchPath(scratch);
+  // One ls-tree says which inputs HEAD holds; only those are read back.
+  const listed = await scratchGit(scratch, ['ls-tree', '-z', '--full-name', base, '--', ...SETUP_INPUTS], options);
+  const blobs = new Map<string, string>();
+  for (const entry of listed.split('\0')) {
+    const match = /^\d+ blob ([0-9a-f]+)\t(.+)$/.exec(entry);
+    if (match?.[1] !== undefined && match[2] !== undefined) blobs.set(match[2], match[1]);
+  }
+  for (const name of SETUP_INPUTS) {
+    const working = readOrUndefined(path.join(dir, name));
+    const blob = blobs.get(name);
+    if (working === undefined && blob === undefined) continue;
+    if (working === undefined || working === null || blob === undefined) return false;
+    if (!working.equals(await scratchGitBytes(scratch, ['cat-file', 'blob', blob], options))) return false;
+  }
+  return true;
+}
+
+/** The file's bytes; undefined when absent; null when it is not a plain file (a symlink planted in place of the manifest never matches). */
+function readOrUndefined(file: string): Buffer | undefined | null {
+  try {
+    return fs.lstatSync(file).isFile() ? fs.readFileSync(file) : null;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A clone Candor can keep using: its git directory is there, and nothing in
+ * it names the source (a clone made before `--no-hardlinks` had a reflog:
+ * it is made afresh, objects copied). A clone damaged otherwise is caught by
+ * the first command and cloned afresh (see prepareScratch).
+ */
 async function isUsableClone(scratch: Scratch): Promise<boolean> {
-  return fs.existsSync(path.join(scratch.dir, '.git', 'HEAD')) && fs.existsSync(path.join(scratch.dir, '.git', 'objects'));
+  const gitDir = path.join(scratch.dir, '.git');
+  return fs.existsSync(path.join(gitDir, 'HEAD')) && fs.existsSync(path.join(gitDir, 'objects')) && !SOURCE_TRACES.some((name) => fs.existsSync(path.join(gitDir, name)));
 }
 
 /** Fetches the workspace's HEAD into the clone unless the commit is already there. */

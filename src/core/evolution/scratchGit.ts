@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { childEnv } from './childEnv';
+import { childEnv } from '../process/childEnv';
+import { gitBinary } from '../process/gitBinary';
 import { EvolutionError } from './errors';
 import { SCRATCH_DIR } from './paths';
 
@@ -12,6 +13,12 @@ import { SCRATCH_DIR } from './paths';
  * real path, so a symlink cannot point it elsewhere), and pins `GIT_DIR` and
  * `GIT_WORK_TREE` to it, so git can never walk up into an enclosing
  * repository. A bug elsewhere cannot aim these at the workspace.
+ *
+ * The clone holds code the model wrote, so git here trusts nothing in it
+ * (docs/architecture.md, "Sandbox"): git is the absolute one from PATH,
+ * hooks come from an empty folder outside the clone, no fsmonitor runs, and
+ * only the file protocol is allowed (an `insteadOf` rule cannot turn the
+ * source path into a command).
  */
 
 export interface Scratch {
@@ -48,36 +55,75 @@ export function checkScratchPath(scratch: Scratch): string {
 
 /** Runs `git <args>` in the scratch clone; resolves with stdout, throws `scratch-git` with stderr. */
 export async function scratchGit(scratch: Scratch, args: readonly string[], options: ScratchGitOptions = {}): Promise<string> {
-  const dir = checkScratchPath(scratch);
-  const gitDir = path.join(dir, '.git');
-  return runGit(dir, ['-c', `core.hooksPath=${path.join(gitDir, 'candor-no-hooks')}`, ...args], { ...options, gitDir, workTree: dir });
+  return (await scratchGitBytes(scratch, args, options)).toString('utf8');
 }
 
-/** `git clone --no-checkout <source> <scratch>`: git hardlinks objects on the same filesystem and copies across. */
+/** `scratchGit` with stdout as bytes (a blob compared byte for byte). */
+export async function scratchGitBytes(scratch: Scratch, args: readonly string[], options: ScratchGitOptions = {}): Promise<Buffer> {
+  const dir = checkScratchPath(scratch);
+  return runGit(dir, args, { ...options, scratch, gitDir: path.join(dir, '.git'), workTree: dir });
+}
+
+/**
+ * `git clone --no-hardlinks --no-checkout <source> <scratch>`: objects are
+ * copied, never hard-linked, so nothing written in the clone can change the
+ * source's files. Then everything that names the source goes: the remote,
+ * the reflog (`clone: from <path>`), FETCH_HEAD; and no reflog is written again.
+ */
 export async function cloneIntoScratch(scratch: Scratch, source: string, options: ScratchGitOptions = {}): Promise<void> {
   const dir = checkScratchPath(scratch);
   fs.mkdirSync(path.dirname(dir), { recursive: true });
-  await runGit(path.dirname(dir), ['clone', '--quiet', '--no-checkout', '--no-tags', '--', path.resolve(source), dir], options);
+  await runGit(path.dirname(dir), ['clone', '--quiet', '--no-hardlinks', '--no-checkout', '--no-tags', '--', path.resolve(source), dir], { ...options, scratch });
   // Nothing in the scratch clone may reach back into the workspace (a `git push` in a test script).
   await scratchGit(scratch, ['remote', 'remove', 'origin'], options);
+  await scratchGit(scratch, ['config', 'core.logAllRefUpdates', 'false'], options);
+  forgetSource(dir);
 }
 
-/** `git fetch` from a local path into the scratch clone. */
+/** `git fetch` from a local path into the scratch clone, writing no FETCH_HEAD (it would name the source). */
 export async function fetchIntoScratch(scratch: Scratch, source: string, refspecs: readonly string[], options: ScratchGitOptions = {}): Promise<void> {
-  await scratchGit(scratch, ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--', path.resolve(source), ...refspecs], options);
+  await scratchGit(scratch, ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', '--', path.resolve(source), ...refspecs], options);
+}
+
+/** The files of a clone's `.git` that name where it came from. */
+export const SOURCE_TRACES = ['logs', 'FETCH_HEAD'] as const;
+
+function forgetSource(dir: string): void {
+  for (const name of SOURCE_TRACES) fs.rmSync(path.join(dir, '.git', name), { recursive: true, force: true });
+}
+
+/**
+ * `<dataDir>/scratch/.no-hooks`: the hooks folder of every scratch git
+ * command. Outside the clone, so the model's code cannot plant a hook in it;
+ * emptied before use in case anything else did.
+ */
+export function noHooksDir(scratch: Scratch): string {
+  const dir = path.join(path.resolve(scratch.dataDir), SCRATCH_DIR, '.no-hooks');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const entry of fs.readdirSync(dir)) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+  return dir;
+}
+
+/** What every scratch git command carries: no hooks from the clone, no fsmonitor program, no signature program. */
+function hardening(scratch: Scratch): string[] {
+  return ['-c', `core.hooksPath=${noHooksDir(scratch)}`, '-c', 'core.fsmonitor=false', '-c', 'log.showSignature=false'];
 }
 
 interface RunOptions extends ScratchGitOptions {
+  readonly scratch: Scratch;
   readonly gitDir?: string;
   readonly workTree?: string;
 }
 
-function runGit(cwd: string, args: readonly string[], options: RunOptions): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...childEnv(options.secrets ?? []), LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0' };
+function runGit(cwd: string, gitArgs: readonly string[], options: RunOptions): Promise<Buffer> {
+  const env: NodeJS.ProcessEnv = { ...childEnv(options.secrets ?? []), LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'file' };
   if (options.gitDir !== undefined) env.GIT_DIR = options.gitDir;
   if (options.workTree !== undefined) env.GIT_WORK_TREE = options.workTree;
+  const args = [...hardening(options.scratch), ...gitArgs];
+  const git = gitBinary([path.join(path.resolve(options.scratch.dataDir), SCRATCH_DIR)]);
+  if (git === undefined) return Promise.reject(new EvolutionError('scratch-git', 'git was not found on PATH (outside the scratch folder); evolution runs need it'));
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal, timeout: options.timeoutMs ?? 600_000, killSignal: 'SIGKILL' });
+    const child = spawn(git, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal, timeout: options.timeoutMs ?? 600_000, killSignal: 'SIGKILL' });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -88,7 +134,7 @@ function runGit(cwd: string, args: readonly string[], options: RunOptions): Prom
     });
     child.on('close', (code, signal) => {
       if (code === 0) {
-        resolve(Buffer.concat(out).toString('utf8'));
+        resolve(Buffer.concat(out));
         return;
       }
       if (options.signal?.aborted === true) {

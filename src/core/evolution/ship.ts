@@ -91,7 +91,7 @@ export async function branchDiff(dataDir: string, workspace: string, branch: str
   const repo = await openWorkspaceRepo(workspace, guardOptions);
   const scratch: Scratch = { dataDir, dir: repoPaths(dataDir, repo.root).scratch };
   try {
-    return await scratchGit(scratch, ['show', '--stat', '--patch', '--format=fuller', '--no-color', `refs/heads/${branch}`]);
+    return await scratchGit(scratch, ['show', '--stat', '--patch', '--format=fuller', '--no-color', '--no-ext-diff', '--no-textconv', `refs/heads/${branch}`]);
   } catch {
     throw new EvolutionError('no-branch', `the scratch clone has no branch ${branch}`);
   }

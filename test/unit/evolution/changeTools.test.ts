@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { changeTools } from '../../../src/core/evolution/changeTools';
 import type { ToolHost } from '../../../src/core/chat/tools';
-import { removeTempDirs, tempDir, write } from './helpers';
+import { NO_SANDBOX, type Sandbox } from '../../../src/core/evolution/sandbox';
+import { removeTempDirs, requiredSandbox, tempDir, write } from './helpers';
 
 describe('change tools: confined to the scratch clone', () => {
   let root: string;
@@ -11,7 +12,11 @@ describe('change tools: confined to the scratch clone', () => {
   let tools: ToolHost;
   const signal = new AbortController().signal;
   const call = (name: string, args: Record<string, unknown>): Promise<string> => tools.run(name, JSON.stringify(args), signal);
+  let sandbox: Sandbox;
 
+  before(async () => {
+    sandbox = await requiredSandbox();
+  });
   beforeEach(() => {
     const parent = tempDir('candor-tools-');
     root = path.join(parent, 'clone');
@@ -23,7 +28,7 @@ describe('change tools: confined to the scratch clone', () => {
     fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'secret-link.txt'));
     fs.symlinkSync(path.join(root, 'src'), path.join(root, 'link-in'));
     fs.symlinkSync(path.join(outside, 'missing.txt'), path.join(root, 'dangling.txt'));
-    tools = changeTools({ root, testSteps: [{ name: 'test', command: 'echo "key=${OPENAI_API_KEY:-none}"; exit 0' }], timeoutMs: 5000 });
+    tools = changeTools({ root, sandbox, testSteps: [{ name: 'test', command: 'echo "key=${OPENAI_API_KEY:-none}"; exit 0' }], timeoutMs: 5000 });
   });
   afterEach(() => removeTempDirs());
 
@@ -56,6 +61,8 @@ describe('change tools: confined to the scratch clone', () => {
     ['write_file', { path: 'secret-link.txt', content: 'overwritten' }, /leads outside/],
     ['write_file', { path: 'dangling.txt', content: 'x' }, /target does not exist/],
     ['write_file', { path: '.git/hooks/pre-commit', content: 'x' }, /git's own directory/],
+    ['write_file', { path: 'node_modules/dep/index.js', content: 'x' }, /only the setup command fills/],
+    ['write_file', { path: 'src/../node_modules/x.js', content: 'x' }, /only the setup command fills/],
     ['apply_patch', { patch: '--- a/../outside/secret.txt\n+++ b/../outside/secret.txt\n@@ -1 +1 @@\n-top secret\n+changed\n' }, /climbs out/],
     ['apply_patch', { patch: '--- a/link-out/secret.txt\n+++ b/link-out/secret.txt\n@@ -1 +1 @@\n-top secret\n+changed\n' }, /leads outside/],
     ['apply_patch', { patch: '--- /dev/null\n+++ b//tmp/x.txt\n@@ -0,0 +1 @@\n+x\n' }, /is absolute/],
@@ -104,8 +111,39 @@ describe('change tools: confined to the scratch clone', () => {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;
       else process.env.OPENAI_API_KEY = saved;
     }
+    const printsKey = { root, sandbox, testSteps: [{ name: 'test' as const, command: "printf 'live-key-123456\\n'" }], timeoutMs: 5000 };
+    assert.match(await changeTools(printsKey).run('run_tests', '{}', signal), /\nlive-key-123456\n$/, 'the trap: the test prints it');
+    assert.match(await changeTools({ ...printsKey, secrets: ['live-key-123456'] }).run('run_tests', '{}', signal), /\n\[redacted\]\n$/, 'the tail sent back to the model is redacted');
     assert.match(await tools.run('write_file', '{not json', signal), /^Error: /);
     assert.match(await call('write_file', { path: 'x.txt' }), /^Error: content must be a string/);
     assert.match(await call('delete_everything', {}), /^Error: there is no tool "delete_everything"/);
+  });
+
+  it('run_tests runs in the sandbox: the clone is writable, its .git and node_modules are not, the folder beside it is unseen', async () => {
+    write(root, 'node_modules/dep/index.js', 'installed\n');
+    const script = [
+      'echo made > made-by-test.txt',
+      'echo planted > .git/planted 2>/dev/null && echo GIT-WRITTEN',
+      'echo planted > node_modules/dep/index.js 2>/dev/null && echo DEPS-WRITTEN',
+      `cat ${JSON.stringify(path.join(outside, 'secret.txt'))} 2>/dev/null || echo OUTSIDE-UNSEEN`,
+    ].join('\n');
+    const steps = [{ name: 'test' as const, command: script }];
+    // The trap: the same script without the sandbox writes .git and node_modules.
+    const plain = changeTools({ root, sandbox: NO_SANDBOX, hidden: [path.dirname(root)], testSteps: steps, timeoutMs: 10_000 });
+    const trap = await plain.run('run_tests', '{}', signal);
+    assert.match(trap, /GIT-WRITTEN/);
+    assert.match(trap, /DEPS-WRITTEN/);
+    assert.match(trap, /top secret/);
+    fs.rmSync(path.join(root, '.git', 'planted'));
+    write(root, 'node_modules/dep/index.js', 'installed\n');
+
+    const boxed = changeTools({ root, sandbox, hidden: [path.dirname(root)], testSteps: steps, timeoutMs: 10_000 });
+    const reply = await boxed.run('run_tests', '{}', signal);
+    assert.match(reply, /^PASSED/);
+    assert.doesNotMatch(reply, /GIT-WRITTEN|DEPS-WRITTEN|top secret/);
+    assert.match(reply, /OUTSIDE-UNSEEN/);
+    assert.equal(fs.readFileSync(path.join(root, 'made-by-test.txt'), 'utf8'), 'made\n');
+    assert.equal(fs.existsSync(path.join(root, '.git', 'planted')), false);
+    assert.equal(fs.readFileSync(path.join(root, 'node_modules/dep/index.js'), 'utf8'), 'installed\n');
   });
 });

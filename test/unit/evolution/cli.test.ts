@@ -1,47 +1,29 @@
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as esbuild from 'esbuild';
 import { readRuns } from '../../../src/core/evolution/record';
 import { rantStatuses } from '../../../src/core/evolution/triage';
 import { repoPaths } from '../../../src/core/evolution/paths';
+import { buildCli, runCli, type CliResult } from './cliHelpers';
 import { git, greetPatch, loopScenario, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write } from './helpers';
 
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** The CLI bundled as scripts/build.mjs bundles it (into a private folder, so dist/ is left to the build). */
 describe('CLI: node cli.js rant / evolve / take, end to end offline', function () {
   this.timeout(90_000);
-  let cli: string;
+  let built: Awaited<ReturnType<typeof buildCli>>;
   let ws: string;
   let dataDir: string;
 
   before(async () => {
-    const out = tempDir('candor-cli-build-');
-    cli = path.join(out, 'cli.js');
-    await esbuild.build({ entryPoints: [path.resolve(__dirname, '../../../src/cli/main.ts')], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: cli, logLevel: 'error' });
+    built = await buildCli();
   });
   beforeEach(() => {
     ws = workspaceRepo();
     dataDir = tempDir('candor-data-');
   });
-  after(() => removeTempDirs());
+  afterEach(() => removeTempDirs());
+  after(() => built.remove());
 
-  function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  const run = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> => runCli(built.cli, args, env);
 
   it('rant captures; evolve runs the whole loop on a scenario, prints each phase, keeps the key out of the gate; take hands the branch over', async () => {
     const saved = await run(['rant', 'The greeting is too short, it is a bug', '--data-dir', dataDir, '--project', path.basename(ws)]);
@@ -89,5 +71,19 @@ describe('CLI: node cli.js rant / evolve / take, end to end offline', function (
     assert.equal(demo.code, 0, demo.stdout + demo.stderr);
     assert.match(demo.stdout, /built-in demo scenario/);
     assert.match(demo.stdout, /outcome: nothing-to-evolve — no rant to act on/);
+    const badSandbox = await run(['evolve', '--workspace', ws, '--data-dir', dataDir, '--sandbox', 'maybe']);
+    assert.equal(badSandbox.code, 2);
+    assert.match(badSandbox.stderr, /--sandbox must be "required" or "off"/);
+  });
+
+  it('--sandbox off: the run says so, the gate runs in a plain shell, the record says "off"', async () => {
+    const result = await run(['evolve', '--workspace', ws, '--data-dir', dataDir, '--test-command', 'node test.js', '--sandbox', 'off']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /^warning: candor\.evolution\.sandbox is "off": .* without an OS sandbox, at your own risk$/m);
+    assert.equal(readRuns(dataDir)[0]?.sandbox, 'off');
+    const required = await run(['evolve', '--workspace', ws, '--data-dir', dataDir, '--test-command', 'node test.js && true']);
+    assert.equal(required.code, 0, required.stdout + required.stderr);
+    assert.doesNotMatch(required.stdout, /warning: candor\.evolution\.sandbox/);
+    assert.equal(readRuns(dataDir)[1]?.sandbox, 'bubblewrap');
   });
 });

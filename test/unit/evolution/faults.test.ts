@@ -7,7 +7,7 @@ import { runEvolution } from '../../../src/core/evolution/pipeline';
 import { gateKey, markGated, readRuns } from '../../../src/core/evolution/record';
 import { readDecisions } from '../../../src/core/evolution/triage';
 import { repoPaths } from '../../../src/core/evolution/paths';
-import { Printer, ScriptedModel, running, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write } from './helpers';
+import { Printer, ScriptedModel, processesMatching, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write } from './helpers';
 
 describe('evolution run: faults', () => {
   let model: ScriptedModel;
@@ -66,16 +66,17 @@ describe('evolution run: faults', () => {
   });
 
   it('a test command that hangs is killed at its timeout, with everything it started', async () => {
-    const pidFile = path.join(dataDir, 'child.pid');
-    const testCommand = `sleep 30 & echo $! > ${JSON.stringify(pidFile)}; wait`;
+    // Found on the host by its command line: inside the sandbox `$!` is a PID of the sandbox's own namespace.
+    const needle = `${30 + Math.random()}`.slice(0, 12);
+    const testCommand = `sleep ${needle} & wait`;
     const started = Date.now();
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand, timeoutMs: 1000 }), new Printer().io);
     assert.equal(record.outcome, 'error');
+    assert.equal(record.sandbox, 'bubblewrap');
     assert.ok(Date.now() - started < 15_000, 'the run did not wait for the hang');
     assert.ok((record.gate?.ms ?? 0) >= 900);
-    const child = Number(fs.readFileSync(pidFile, 'utf8'));
-    await waitFor(() => !alive(child), 3000);
-    assert.equal(alive(child), false, 'the background sleep was killed with its group');
+    await waitFor(() => processesMatching(`sleep ${needle}`).length === 0, 3000);
+    assert.deepEqual(processesMatching(`sleep ${needle}`), [], 'the background sleep was killed with the sandbox');
   });
 
   it('a test command that prints megabytes keeps a bounded tail and still passes', async () => {
@@ -222,8 +223,6 @@ describe('evolution run: faults', () => {
     assert.deepEqual(snapshot(ws), before);
   });
 });
-
-const alive = running;
 
 async function waitFor(condition: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;

@@ -1,17 +1,24 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runGate } from '../../../src/core/evolution/gateRunner';
-import { childEnv } from '../../../src/core/evolution/childEnv';
+import { runGate, type GateOptions } from '../../../src/core/evolution/gateRunner';
+import { childEnv } from '../../../src/core/process/childEnv';
+import { NO_SANDBOX, type Sandbox } from '../../../src/core/evolution/sandbox';
 import { Tail } from '../../../src/core/evolution/tail';
-import { removeTempDirs, running, tempDir } from './helpers';
+import { processesMatching, removeTempDirs, requiredSandbox, running, tempDir } from './helpers';
 
 describe('gate runner', () => {
   let dir: string;
+  let sandbox: Sandbox;
+  before(async () => {
+    sandbox = await requiredSandbox();
+  });
   beforeEach(() => {
     dir = tempDir('candor-gate-');
   });
   afterEach(() => removeTempDirs());
+  /** Most behaviour is the same in and out of the sandbox; these run in it. */
+  const boxed = (options: Omit<GateOptions, 'sandbox'>): GateOptions => ({ sandbox, ...options });
 
   it('runs setup, build and test in order in the clone, streaming output; stops at the first failure', async () => {
     let streamed = '';
@@ -20,11 +27,11 @@ describe('gate runner', () => {
       { name: 'build', command: 'echo build >> order.txt' },
       { name: 'test', command: 'echo test >> order.txt; echo from-test' },
     ] as const;
-    const ok = await runGate(steps, { cwd: dir, timeoutMs: 10_000, onOutput: (c) => (streamed += c) });
+    const ok = await runGate(steps, boxed({ cwd: dir, timeoutMs: 10_000, onOutput: (c) => (streamed += c) }));
     assert.equal(ok.passed, true);
     assert.equal(fs.readFileSync(path.join(dir, 'order.txt'), 'utf8'), 'setup\nbuild\ntest\n');
     assert.match(streamed, /\$ echo build >> order\.txt\n[\s\S]*from-test/);
-    const failing = await runGate([{ name: 'build', command: 'exit 3' }, { name: 'test', command: 'echo never > never.txt' }], { cwd: dir, timeoutMs: 10_000 });
+    const failing = await runGate([{ name: 'build', command: 'exit 3' }, { name: 'test', command: 'echo never > never.txt' }], boxed({ cwd: dir, timeoutMs: 10_000 }));
     assert.deepEqual([failing.passed, failing.exitCode, failing.failedStep], [false, 3, 'build']);
     assert.equal(fs.existsSync(path.join(dir, 'never.txt')), false);
   });
@@ -40,7 +47,7 @@ describe('gate runner', () => {
     const saved = Object.fromEntries(Object.keys(planted).map((key) => [key, process.env[key]]));
     Object.assign(process.env, planted);
     try {
-      const result = await runGate([{ name: 'test', command: 'env' }], { cwd: dir, timeoutMs: 10_000, secrets: ['sk-passed-as-secret'] });
+      const result = await runGate([{ name: 'test', command: 'env' }], boxed({ cwd: dir, timeoutMs: 10_000, secrets: ['sk-passed-as-secret'] }));
       assert.equal(result.passed, true);
       for (const leaked of ['sk-from-env-1234', 'candor-secret', 'sk-passed-as-secret', 'GIT_DIR']) assert.ok(!result.tail.includes(leaked), leaked);
       assert.match(result.tail, /HARMLESS=kept/);
@@ -56,7 +63,7 @@ describe('gate runner', () => {
   it('a hang is killed at the timeout (the whole process group), reported as timed out', async () => {
     const pidFile = path.join(dir, 'grandchild.pid');
     const started = Date.now();
-    const result = await runGate([{ name: 'test', command: `sh -c 'sleep 60 & echo $! > ${pidFile}; wait'` }], { cwd: dir, timeoutMs: 500 });
+    const result = await runGate([{ name: 'test', command: `sh -c 'sleep 60 & echo $! > ${pidFile}; wait'` }], { sandbox: NO_SANDBOX, cwd: dir, timeoutMs: 500 });
     assert.deepEqual([result.passed, result.timedOut, result.failedStep], [false, true, 'test']);
     assert.ok(Date.now() - started < 5000);
     const pid = Number(fs.readFileSync(pidFile, 'utf8'));
@@ -65,12 +72,34 @@ describe('gate runner', () => {
     assert.equal(running(pid), false, 'the grandchild is gone');
   });
 
+  it('in the sandbox, a hang is killed at the timeout with everything it started (its own session and PID namespace)', async () => {
+    const needle = `${60 + Math.random()}`.slice(0, 12);
+    const started = Date.now();
+    const result = await runGate([{ name: 'test', command: `sh -c 'sleep ${needle} & wait' & sleep ${needle}` }], boxed({ cwd: dir, timeoutMs: 500 }));
+    assert.deepEqual([result.passed, result.timedOut], [false, true]);
+    assert.ok(Date.now() - started < 5000);
+    const deadline = Date.now() + 3000;
+    while (processesMatching(`sleep ${needle}`).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(processesMatching(`sleep ${needle}`), [], 'nothing of the command is left on the host');
+  });
+
+  it('in the sandbox: HOME and TMPDIR are a throwaway pair, fresh per call and gone after it', async () => {
+    const first = await runGate([{ name: 'test', command: 'echo "$HOME|$TMPDIR"; touch "$HOME/h" "$TMPDIR/t" && echo WROTE' }], boxed({ cwd: dir, timeoutMs: 10_000 }));
+    const second = await runGate([{ name: 'test', command: 'echo "$HOME|$TMPDIR"; ls -A "$HOME" "$TMPDIR"' }], boxed({ cwd: dir, timeoutMs: 10_000 }));
+    const [home, tmp] = first.tail.split('\n')[0]?.split('|') ?? [];
+    assert.match(first.tail, /WROTE/);
+    assert.ok(home !== undefined && tmp !== undefined && home.includes('candor-gate-') && tmp.includes('candor-gate-'), first.tail);
+    assert.notEqual(second.tail.split('\n')[0], first.tail.split('\n')[0], 'a fresh pair per call');
+    assert.doesNotMatch(second.tail, /^h$|^t$/m, 'nothing carried over');
+    assert.equal(fs.existsSync(path.dirname(home ?? '')), false, 'removed after the call');
+  });
+
   it('a missing command fails with the shell’s words; megabytes of output keep a 4 KB tail', async () => {
-    const missing = await runGate([{ name: 'test', command: 'candor-no-such-binary --flag' }], { cwd: dir, timeoutMs: 10_000 });
+    const missing = await runGate([{ name: 'test', command: 'candor-no-such-binary --flag' }], boxed({ cwd: dir, timeoutMs: 10_000 }));
     assert.deepEqual([missing.passed, missing.exitCode], [false, 127]);
     assert.match(missing.tail, /not found/);
     let bytes = 0;
-    const loud = await runGate([{ name: 'test', command: `head -c 3000000 /dev/zero | tr '\\0' 'y'; echo; echo LAST LINE` }], { cwd: dir, timeoutMs: 20_000, onOutput: (c) => (bytes += c.length) });
+    const loud = await runGate([{ name: 'test', command: `head -c 3000000 /dev/zero | tr '\\0' 'y'; echo; echo LAST LINE` }], boxed({ cwd: dir, timeoutMs: 20_000, onOutput: (c) => (bytes += c.length) }));
     assert.equal(loud.passed, true);
     assert.ok(bytes > 3_000_000);
     assert.ok(Buffer.byteLength(loud.tail) < 4200);
@@ -81,7 +110,7 @@ describe('gate runner', () => {
   it('cancelling stops the command', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
-    const result = await runGate([{ name: 'test', command: 'sleep 30' }], { cwd: dir, timeoutMs: 60_000, signal: controller.signal });
+    const result = await runGate([{ name: 'test', command: 'sleep 30' }], boxed({ cwd: dir, timeoutMs: 60_000, signal: controller.signal }));
     assert.deepEqual([result.passed, result.cancelled], [false, true]);
     assert.ok(result.ms < 5000);
   });

@@ -8,6 +8,7 @@ import { parseScenario, type Scenario } from '../../../src/core/offline/scenario
 import { createClient } from '../../../src/core/provider/stream';
 import type { ChangeModel } from '../../../src/core/evolution/changeLoop';
 import type { EvolutionOptions } from '../../../src/core/evolution/pipeline';
+import { detectSandbox, type Sandbox } from '../../../src/core/evolution/sandbox';
 import { saveRant, type Rant } from '../../../src/core/rants';
 
 // Loading a CA bundle costs every `node` a gate starts half a second on these machines; the tests talk to loopback only.
@@ -152,6 +153,17 @@ export function loopScenario(triage: string, call: { name: string; arguments: Re
   return { rules };
 }
 
+/** The scenario of a loop whose first reply makes several tool calls in order, then closes. */
+export function callsScenario(triage: string, calls: ReadonlyArray<{ name: string; arguments: Record<string, unknown> }>, closing = 'Done.'): unknown {
+  return {
+    rules: [
+      { match: { system: '^You triage' }, respond: { text: triage } },
+      { match: { system: 'scratch clone', lastRole: 'user' }, respond: { toolCalls: calls } },
+      { respond: { text: closing }, chunkChars: 500 },
+    ],
+  };
+}
+
 export function rant(dataDir: string, text: string, project: string, at = new Date()): Rant {
   return saveRant(dataDir, { text, project, session: null }, () => at);
 }
@@ -201,4 +213,30 @@ export function running(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * The sandbox every evolution command runs in. On Linux it must be
+ * bubblewrap: a machine without it fails the tests rather than skipping them
+ * (CI installs it; `apt-get install bubblewrap`).
+ */
+export async function requiredSandbox(): Promise<Sandbox> {
+  const sandbox = await detectSandbox('required');
+  if (sandbox.kind === 'unavailable') throw new Error(`the sandbox tests need bubblewrap: ${sandbox.message}`);
+  if (process.platform === 'linux' && sandbox.kind !== 'bubblewrap') throw new Error(`expected bubblewrap on Linux, got ${sandbox.kind}`);
+  return sandbox;
+}
+
+/** Host processes whose command line contains `needle` (the sandbox's own PID numbers mean nothing out here). */
+export function processesMatching(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(needle) && running(Number(entry))) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }

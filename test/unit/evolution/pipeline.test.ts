@@ -53,11 +53,13 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
     assert.equal(scratchGit('log', '-1', '--format=%cn <%ce>|%an <%ae>', record.commit ?? '').trim(), 'Candor <candor@localhost>|Candor <candor@localhost>');
     assert.equal(scratchGit('show', `${record.commit}:greet.js`), "module.exports = () => 'hello world';\n");
     assert.equal(scratchGit('status', '--porcelain').trim(), '', 'the clone is left clean');
+    assert.equal(fs.existsSync(path.join(repoPaths(dataDir, ws).scratch, '.git', 'logs')), false, 'shipping wrote no reflog');
 
     const runs = readRuns(dataDir);
     assert.equal(runs.length, 1);
     assert.deepEqual(runs[0], record);
-    for (const key of ['v', 'run', 'ts', 'ended', 'rants', 'outcome', 'reason', 'branch', 'commit', 'diffstat', 'gate']) assert.ok(key in record, key);
+    for (const key of ['v', 'run', 'ts', 'ended', 'rants', 'outcome', 'reason', 'branch', 'commit', 'diffstat', 'gate', 'sandbox']) assert.ok(key in record, key);
+    assert.equal(record.sandbox, 'bubblewrap');
     const decisions = readDecisions(dataDir);
     assert.equal(decisions[0]?.source, 'model', "the model's triage answer is used");
     assert.equal(decisions[0]?.class, 'bug');
@@ -125,31 +127,33 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
     write(ws, 'package-lock.json', '{"lockfileVersion": 3}\n');
     git(ws, 'add', '-A');
     git(ws, 'commit', '-qm', 'lock file');
-    const gateRuns = path.join(dataDir, 'gate-runs.txt');
-    const setupRuns = path.join(dataDir, 'setup-runs.txt');
+    // The commands cannot write outside the clone (the sandbox): they say they ran in their output.
     const options = {
       model: model.model(),
-      testCommand: `node test.js && echo run >> ${JSON.stringify(gateRuns)}`,
-      setupCommand: `mkdir -p node_modules && echo installed > node_modules/marker && echo run >> ${JSON.stringify(setupRuns)}`,
+      testCommand: 'node test.js && echo GATE-RAN',
+      setupCommand: 'mkdir -p node_modules && echo installed > node_modules/marker && echo SETUP-RAN',
     };
-    const count = (file: string): number => fs.readFileSync(file, 'utf8').trim().split('\n').length;
+    const count = (printer: Printer, marker: string): number => printer.output.split('\n').filter((line) => line === marker).length;
     const r = rant(dataDir, 'why is the greeting so plain?', path.basename(ws));
     model.use(loopScenario(triageAnswer([{ id: r.id, class: 'confusion' }]), undefined, 'Nothing needs to change: the greeting is as documented.'));
     const printer = new Printer();
     const first = await runEvolution(baseOptions(ws, dataDir, options), printer.io);
     assert.equal(first.outcome, 'nothing-to-evolve', printer.text());
     assert.match(first.reason, /no change: Nothing needs to change/);
-    assert.equal(count(gateRuns), 1, 'HEAD was gated');
-    assert.equal(count(setupRuns), 1, 'setup ran');
-    assert.match(printer.text(), /setup: mkdir -p node_modules .* \(package-lock\.json changed\)/);
-    const second = await runEvolution(baseOptions(ws, dataDir, options), new Printer().io);
+    assert.equal(first.sandbox, 'bubblewrap', 'commands ran, in the sandbox');
+    assert.equal(count(printer, 'GATE-RAN'), 1, 'HEAD was gated');
+    assert.equal(count(printer, 'SETUP-RAN'), 1, 'setup ran');
+    assert.match(printer.text(), /setup: mkdir -p node_modules .* \(package-lock\.json changed\)$/m);
+    const again = new Printer();
+    const second = await runEvolution(baseOptions(ws, dataDir, options), again.io);
     assert.equal(second.outcome, 'nothing-to-evolve');
-    assert.equal(count(gateRuns), 1, 'a gated HEAD is not gated again');
-    assert.equal(count(setupRuns), 1, 'setup is reused');
+    assert.equal(count(again, 'GATE-RAN'), 0, 'a gated HEAD is not gated again');
+    assert.equal(count(again, 'SETUP-RAN'), 0, 'setup is reused');
+    assert.equal(second.sandbox, null, 'no command ran');
     assert.ok(fs.existsSync(path.join(repoPaths(dataDir, ws).scratch, 'node_modules', 'marker')));
-    const otherTests = { ...options, testCommand: `${options.testCommand} && true` };
-    await runEvolution(baseOptions(ws, dataDir, otherTests), new Printer().io);
-    assert.equal(count(gateRuns), 2, 'another test command gates HEAD again');
+    const third = new Printer();
+    await runEvolution(baseOptions(ws, dataDir, { ...options, testCommand: `${options.testCommand} && true` }), third.io);
+    assert.equal(count(third, 'GATE-RAN'), 1, 'another test command gates HEAD again');
   });
 
   describe('a dirty workspace makes the run read-only: triage and record, no clone, no gate, nothing changed', () => {
@@ -210,6 +214,7 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
     assert.ok(!model.server.requests.slice(seen).some((q) => /scratch clone/.test(q.system)), 'no change was attempted');
     assert.deepEqual(snapshot(ws), before);
     assert.equal(scratchGit('status', '--porcelain').trim(), '');
+    assert.equal(fs.existsSync(path.join(repoPaths(dataDir, ws).scratch, '.git', 'logs')), false, 'the revert wrote no reflog (it would make the next run clone afresh)');
   });
 
   it('every record line is readable after runs of each kind', async () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkScratchPath, cloneIntoScratch, scratchGit, type Scratch } from '../../../src/core/evolution/scratchGit';
-import { prepareScratch, setupIsCurrent, setupPlan, writeSetupStamp } from '../../../src/core/evolution/scratch';
+import { prepareScratch, setupInputsMatch, setupIsCurrent, setupPlan, setupStampFile, writeSetupStamp } from '../../../src/core/evolution/scratch';
 import { repoId, repoPaths } from '../../../src/core/evolution/paths';
 import { git, removeTempDirs, snapshot, tempDir, workspaceRepo, write } from './helpers';
 
@@ -46,16 +46,23 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     await assert.rejects(scratchGit(scratch, ['status', '--porcelain']), (err: unknown) => (err as { kind?: string }).kind === 'scratch-git');
   });
 
-  it('clones from the workspace path (hardlinked objects on one filesystem), with no remote pointing back', async () => {
+  it('clones with objects copied, never hard-linked, and keeps nothing that names the source', async () => {
     const head = git(ws, 'rev-parse', 'HEAD').trim();
     const before = snapshot(ws);
+    // The trap: a plain local clone shares the source's object files and names its path in the reflog.
+    const plain = path.join(tempDir('candor-plain-clone-'), 'clone');
+    git(path.dirname(plain), 'clone', '-q', '--no-checkout', ws, plain);
+    assert.ok(fs.statSync(objectFile(plain, head)).nlink >= 2, 'a plain local clone hard-links');
+    assert.ok(fs.readFileSync(path.join(plain, '.git', 'logs', 'HEAD'), 'utf8').includes(ws), 'and its reflog names the source');
+
     const prepared = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
     assert.equal(prepared.cloned, true);
     assert.equal(prepared.scratch.dir, path.join(dataDir, 'scratch', repoId(ws)));
     assert.equal(git(prepared.scratch.dir, 'rev-parse', 'HEAD').trim(), head);
     assert.equal(git(prepared.scratch.dir, 'remote').trim(), '', 'no origin: nothing in the clone can push to the workspace');
-    const objects = path.join(prepared.scratch.dir, '.git', 'objects', head.slice(0, 2), head.slice(2));
-    assert.ok(fs.statSync(objects).nlink >= 2, 'the commit object is hardlinked, not copied');
+    assert.equal(fs.statSync(objectFile(prepared.scratch.dir, head)).nlink, 1, 'the commit object is a copy');
+    assert.equal(git(prepared.scratch.dir, 'config', 'core.logAllRefUpdates').trim(), 'false');
+    assert.deepEqual(filesNaming(path.join(prepared.scratch.dir, '.git'), ws), [], 'nothing in .git names the source');
     assert.deepEqual(snapshot(ws), before);
   });
 
@@ -75,8 +82,21 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     assert.equal(git(scratch.dir, 'rev-parse', 'HEAD').trim(), detached);
     assert.equal(fs.readFileSync(path.join(scratch.dir, 'greet.js'), 'utf8'), "module.exports = () => 'detached';\n");
     assert.equal(git(scratch.dir, 'status', '--porcelain', '--ignored').trim(), '');
+    assert.deepEqual(filesNaming(path.join(scratch.dir, '.git'), ws), [], 'the fetch wrote no FETCH_HEAD and no reflog');
     const third = await prepareScratch({ dataDir, workspaceRoot: ws, head: first, setupCommand: '' });
     assert.deepEqual([third.cloned, third.fetched], [false, false], 'a commit already there needs no fetch');
+  });
+
+  it('a clone from before (hard-linked, with a reflog) is made afresh', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    fs.rmSync(scratch.dir, { recursive: true });
+    git(path.dirname(scratch.dir), 'clone', '-q', '--no-checkout', ws, scratch.dir);
+    assert.ok(fs.statSync(objectFile(scratch.dir, head)).nlink >= 2);
+    const again = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    assert.equal(again.cloned, true);
+    assert.equal(fs.statSync(objectFile(scratch.dir, head)).nlink, 1);
+    assert.deepEqual(filesNaming(path.join(scratch.dir, '.git'), ws), []);
   });
 
   it('a clone damaged beyond use is cloned afresh', async () => {
@@ -106,10 +126,12 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     git(ws, 'commit', '-qm', 'lock');
     const head = git(ws, 'rev-parse', 'HEAD').trim();
     const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
-    assert.equal(setupIsCurrent(scratch.dir, ''), false, 'never installed');
+    const stamp = setupStampFile(scratch);
+    assert.equal(path.dirname(stamp), path.dirname(scratch.dir), 'the stamp lives beside the clone, not in it');
+    assert.equal(setupIsCurrent(scratch.dir, '', stamp), false, 'never installed');
     write(scratch.dir, 'node_modules/dep/index.js', 'installed');
-    writeSetupStamp(scratch.dir, setupPlan(scratch.dir, '') ?? assert.fail('plan'));
-    assert.equal(setupIsCurrent(scratch.dir, ''), true);
+    writeSetupStamp(stamp, setupPlan(scratch.dir, '') ?? assert.fail('plan'));
+    assert.equal(setupIsCurrent(scratch.dir, '', stamp), true);
     assert.equal(git(scratch.dir, 'status', '--porcelain').trim(), '', 'node_modules is excluded from changes');
 
     await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
@@ -119,8 +141,31 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     git(ws, 'commit', '-qam', 'lock changed');
     await prepareScratch({ dataDir, workspaceRoot: ws, head: git(ws, 'rev-parse', 'HEAD').trim(), setupCommand: '' });
     assert.equal(fs.existsSync(path.join(scratch.dir, 'node_modules')), false, 'cleaned: the lock file changed');
-    assert.equal(setupIsCurrent(scratch.dir, ''), false);
-    assert.equal(setupIsCurrent(scratch.dir, 'other command'), false);
+    assert.equal(setupIsCurrent(scratch.dir, '', stamp), false);
+    assert.equal(setupIsCurrent(scratch.dir, 'other command', stamp), false);
+  });
+
+  it("setup inputs match HEAD only while the manifest, lock file and package settings are HEAD's bytes", async () => {
+    write(ws, 'package.json', '{"name": "x"}\n');
+    write(ws, 'package-lock.json', '{"lockfileVersion": 3}\n');
+    git(ws, 'add', '-A');
+    git(ws, 'commit', '-qm', 'manifest');
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    assert.equal(await setupInputsMatch(scratch, head), true);
+    const changes: Array<[string, () => void]> = [
+      ['the lock file', () => write(scratch.dir, 'package-lock.json', '{"lockfileVersion": 3, "packages": {"evil": {}}}\n')],
+      ['the manifest', () => write(scratch.dir, 'package.json', '{"name": "x", "scripts": {"preinstall": "curl evil"}}\n')],
+      ['a new .npmrc', () => write(scratch.dir, '.npmrc', 'registry=http://127.0.0.1:1/\n')],
+      ['a lock file removed', () => fs.rmSync(path.join(scratch.dir, 'package-lock.json'))],
+      ['a symlink in its place', () => { fs.rmSync(path.join(scratch.dir, 'package.json')); fs.symlinkSync(path.join(ws, 'package.json'), path.join(scratch.dir, 'package.json')); }],
+    ];
+    for (const [name, change] of changes) {
+      change();
+      assert.equal(await setupInputsMatch(scratch, head), false, name);
+      await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+      assert.equal(await setupInputsMatch(scratch, head), true, `${name}: restored`);
+    }
   });
 
   it('repo ids: readable, distinct for two folders of the same name', () => {
@@ -134,3 +179,21 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     assert.equal(repoPaths(dataDir, ws).scratch, path.join(dataDir, 'scratch', repoId(ws)));
   });
 });
+
+function objectFile(repo: string, sha: string): string {
+  return path.join(repo, '.git', 'objects', sha.slice(0, 2), sha.slice(2));
+}
+
+/** Files under `dir` whose bytes contain `text`. */
+function filesNaming(dir: string, text: string): string[] {
+  const found: string[] = [];
+  const walk = (current: string): void => {
+    for (const entry of fs.readdirSync(current, { withFileTypes: true })) {
+      const full = path.join(current, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && fs.readFileSync(full).includes(text)) found.push(path.relative(dir, full));
+    }
+  };
+  walk(dir);
+  return found;
+}

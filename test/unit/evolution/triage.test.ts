@@ -97,7 +97,7 @@ describe('triage', () => {
     fs.appendFileSync(path.join(dataDir, 'triage.jsonl'), `${JSON.stringify({ v: 1, rant: newerBug.id, ts: at(9).toISOString(), class: 'bug', duplicateOf: null, status: 'acted', source: 'model', branch: `candor/rant-${newerBug.id}`, commit: 'abc' })}\n`);
     assert.equal((await triage(dataDir, { project: 'p' })).picked?.rant.id, confusion.id);
     // Two runs that ended without a change: the rant is not picked a third time.
-    for (let i = 0; i < 2; i++) appendRun(dataDir, { v: 1, run: `r${i}`, ts: '', ended: '', rants: [confusion.id], outcome: 'nothing-to-evolve', reason: '', branch: null, commit: null, diffstat: null, gate: null });
+    for (let i = 0; i < 2; i++) appendRun(dataDir, { v: 1, run: `r${i}`, ts: '', ended: '', rants: [confusion.id], outcome: 'nothing-to-evolve', reason: '', branch: null, commit: null, diffstat: null, gate: null, sandbox: null });
     assert.equal((await triage(dataDir, { project: 'p' })).picked?.rant.id, request.id);
   });
 
