@@ -73,6 +73,7 @@ export type HostMessage =
     }
   | { readonly type: 'entry'; readonly entry: TranscriptEntry }
   | { readonly type: 'delta'; readonly id: string; readonly text: string }
+  | ReplaceTextMessage
   | { readonly type: 'entryDone'; readonly id: string }
   | { readonly type: 'busy'; readonly busy: boolean }
   | { readonly type: 'gauge'; readonly gauge: GaugeState }
@@ -80,6 +81,23 @@ export type HostMessage =
   | { readonly type: 'git'; readonly git: GitInfo }
   | { readonly type: 'drift'; readonly drift: DriftView }
   | { readonly type: 'rants'; readonly rants: readonly RantView[]; readonly runs: readonly RunView[] };
+
+/**
+ * The whole text of a streaming entry, in place of what its deltas built so
+ * far: sent when redacting the accumulated reply changed text the view
+ * already shows (docs/architecture.md, "Secrets").
+ */
+export interface ReplaceTextMessage {
+  readonly type: 'replaceText';
+  readonly id: string;
+  readonly text: string;
+}
+
+export function isReplaceTextMessage(value: unknown): value is ReplaceTextMessage {
+  if (value === null || typeof value !== 'object') return false;
+  const m = value as Record<string, unknown>;
+  return m.type === 'replaceText' && typeof m.id === 'string' && typeof m.text === 'string';
+}
 
 /** Commands the webview may ask the host to run: a fixed list, nothing else. */
 export const WEBVIEW_COMMANDS = ['candor.selectModel', 'candor.setApiKey', 'candor.newSession', 'candor.openSession', 'candor.compact', 'candor.showDrift', 'candor.rant', 'candor.showLog', 'candor.evolve'] as const;
@@ -90,7 +108,6 @@ export type WebviewMessage =
   | { readonly type: 'send'; readonly text: string }
   | { readonly type: 'stop' }
   | { readonly type: 'retry' }
-  | { readonly type: 'showChat' }
   | { readonly type: 'runCommand'; readonly command: WebviewCommand }
   | { readonly type: 'feedback'; readonly entryId: string; readonly value: 'up' | 'down' }
   | { readonly type: 'dismissRant'; readonly id: string }
@@ -108,7 +125,6 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | undefined 
     case 'ready':
     case 'stop':
     case 'retry':
-    case 'showChat':
       return only() ? ({ type: m.type } as WebviewMessage) : undefined;
     case 'send':
       return only('text') && typeof m.text === 'string' && m.text.trim() !== '' && m.text.length <= MAX_SEND_CHARS ? { type: 'send', text: m.text } : undefined;

@@ -88,6 +88,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'delta':
       appendDelta(message.id, message.text);
       break;
+    case 'replaceText':
+      replaceText(message.id, message.text);
+      break;
     case 'entryDone': {
       const item = entries.get(message.id);
       item?.el.classList.remove('streaming');
@@ -166,6 +169,15 @@ function appendDelta(id: string, delta: string): void {
   const item = entries.get(id);
   if (!item) return;
   item.text += delta;
+  pendingRender.add(id);
+  requestAnimationFrame(flush);
+}
+
+/** The host redacted text this entry already shows (a key split across deltas): start over from its whole text. */
+function replaceText(id: string, text: string): void {
+  const item = entries.get(id);
+  if (!item) return;
+  item.text = text;
   pendingRender.add(id);
   requestAnimationFrame(flush);
 }

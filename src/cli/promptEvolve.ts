@@ -19,6 +19,7 @@ import {
 import { resolveSettings, SettingsError, type PromptEvolutionSettings } from '../core/promptEvolution/settings';
 import { SqliteFileError } from '../core/promptEvolution/sqliteFile';
 import { readTaskSets } from '../core/promptEvolution/taskSet';
+import { environmentSecrets, type SecretSet } from '../core/redact';
 
 /**
  * `candor prompt-evolve`: one prompt-evolution run, headless. The same core
@@ -42,6 +43,11 @@ export interface CliOutput {
 
 const consoleOutput: CliOutput = { out: (line) => console.log(line), err: (line) => console.error(line) };
 
+/** Every line printed is redacted first (docs/architecture.md, "Secrets"): a provider's error may echo the key. */
+function redactedOutput(io: CliOutput, secrets: SecretSet): CliOutput {
+  return { out: (line) => io.out(secrets.redact(line)), err: (line) => io.err(secrets.redact(line)) };
+}
+
 class UsageError extends Error {}
 
 const PROMPT_FILE = path.join('.candor', 'prompt.md');
@@ -58,7 +64,10 @@ const SETTING_FLAGS = {
 } as const satisfies Record<string, keyof PromptEvolutionSettings>;
 
 /** Exit 0 for any gate outcome; 1 for an error (no tasks, no candidates, a refused write); 2 for bad usage; 130 when cancelled. */
-export async function runPromptEvolutionCli(argv: string[], io: CliOutput = consoleOutput): Promise<number> {
+export async function runPromptEvolutionCli(argv: string[], output: CliOutput = consoleOutput, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  // The key, and everything written or printed, without it: traces.sqlite, the prompt file, stdout and stderr.
+  const secrets = environmentSecrets(env);
+  const io = redactedOutput(output, secrets);
   const controller = new AbortController();
   // Every request of the run listens on this one signal, and the SDK keeps its listener until the run ends.
   setMaxListeners(0, controller.signal);
@@ -103,7 +112,7 @@ export async function runPromptEvolutionCli(argv: string[], io: CliOutput = cons
       provider = 'offline';
       io.out(`Provider: offline demo — scripted replies, not a model (${args.scenario ?? 'built-in demo scenario'})`);
     }
-    const client = createClient(baseUrl, offline ? 'offline' : process.env.OPENAI_API_KEY ?? '');
+    const client = createClient(baseUrl, offline ? 'offline' : env.OPENAI_API_KEY ?? '');
     const model: TextModel = {
       async complete(messages, signal) {
         const response = await client.chat.completions.create({ model: modelId, messages, stream: false }, { signal });
@@ -114,8 +123,8 @@ export async function runPromptEvolutionCli(argv: string[], io: CliOutput = cons
     io.out(`Model: ${modelName}; ${args.settings.concurrency} request(s) in flight`);
 
     // The same scope VS Code uses for this folder: its versions, rollbacks and near-misses, no other workspace's.
-    registry = await openRegistry(path.join(args.dataDir, 'traces.sqlite'), workspaceIdFor(workspace), io);
-    const evidence = await gatherEvidence(args.dataDir, registry);
+    registry = await openRegistry(path.join(args.dataDir, 'traces.sqlite'), workspaceIdFor(workspace), io, secrets);
+    const evidence = await gatherEvidence(args.dataDir, registry, secrets);
     io.out(`Evidence: ${evidence.failingTraces.length} failed request(s), ${evidence.downVoted.length} down-voted repl(ies), ${evidence.rants.length} linked rant(s)`);
 
     let lastTenth = -1;
@@ -128,6 +137,7 @@ export async function runPromptEvolutionCli(argv: string[], io: CliOutput = cons
       registry,
       settings: args.settings,
       signal: controller.signal,
+      secrets,
       onProgress: (p) => {
         if (p.stage !== 'ab-test') {
           const line = progressLine(p, false);
@@ -224,13 +234,13 @@ function readBytes(file: string): Buffer | undefined {
   }
 }
 
-async function openRegistry(file: string, scope: string, io: CliOutput): Promise<PromptRegistry> {
+async function openRegistry(file: string, scope: string, io: CliOutput, secrets: SecretSet): Promise<PromptRegistry> {
   // Installed, the CLI is dist/cli.js with sql-wasm.wasm beside it; from the sources, node_modules has it.
   const beside = (name: string): string | undefined => {
     const candidate = path.join(__dirname, name);
     return fs.existsSync(candidate) ? candidate : undefined;
   };
-  const options = { file, scope, locateFile: (name: string) => beside(name) ?? require.resolve(`sql.js/dist/${name}`) };
+  const options = { file, scope, secrets, locateFile: (name: string) => beside(name) ?? require.resolve(`sql.js/dist/${name}`) };
   try {
     return await PromptRegistry.open(options);
   } catch (err) {

@@ -8,6 +8,7 @@ import { ContextGate, DriftLog, isGateState, textModelSummarizer } from '../core
 import { listSessions, Session } from '../core/session/session';
 import { saveRant } from '../core/rants';
 import type { Logger } from '../core/log';
+import type { SecretSet } from '../core/redact';
 import type { ChatMessage } from '../core/messages';
 import type { GaugeState } from '../core/chat/gauge';
 import type { HostMessage, WebviewMessage } from '../protocol';
@@ -27,6 +28,8 @@ export interface ChatControllerDeps {
   readonly gauge: StatusGauge;
   readonly state: vscode.Memento;
   readonly log: Logger;
+  /** The extension host's one SecretSet: notices, partial replies, traces and messages shown are redacted with it. */
+  readonly secrets: SecretSet;
   readonly systemPrompt: () => Promise<string>;
   readonly tools: () => ToolHost;
   /** Every request that ended (the prompt-evolution trace store). */
@@ -107,8 +110,6 @@ export class ChatController extends Disposable {
       case 'showDiff':
         await this.deps.showDiff?.(message.branch);
         break;
-      case 'showChat':
-        break;
     }
   }
 
@@ -135,11 +136,6 @@ export class ChatController extends Disposable {
     void vscode.window.showInformationMessage('Rant saved');
   }
 
-  /** The palette's Rant: the session is the chat's current one. */
-  rantSession(): string | null {
-    return this.currentSession.id;
-  }
-
   newSession(): void {
     this.conversation.stop();
     this.conversation = this.build(Session.create(this.sessionsDir, vscode.workspace.workspaceFolders?.[0]?.name));
@@ -154,7 +150,7 @@ export class ChatController extends Disposable {
       return;
     }
     const pick = await vscode.window.showQuickPick(
-      sessions.map((s) => ({ label: s.title, description: s.updated.replace('T', ' ').slice(0, 16), detail: s.id === this.currentSession.id ? 'current' : undefined, file: s.file })),
+      sessions.map((s) => ({ label: this.deps.secrets.redact(s.title), description: s.updated.replace('T', ' ').slice(0, 16), detail: s.id === this.currentSession.id ? 'current' : undefined, file: s.file })),
       { title: 'Candor: Open Session…', placeHolder: 'Reopen a past session' },
     );
     if (!pick) return;
@@ -175,7 +171,7 @@ export class ChatController extends Disposable {
           const result = await this.conversation.compactNow(controller.signal);
           void vscode.window.showInformationMessage(`Compacted ${result.replaced} messages into a summary; the anchor was dropped.`);
         } catch (err) {
-          void vscode.window.showWarningMessage(`Compaction did not happen, the history is unchanged: ${err instanceof Error ? err.message : String(err)}`);
+          void vscode.window.showWarningMessage(this.deps.secrets.redact(`Compaction did not happen, the history is unchanged: ${err instanceof Error ? err.message : String(err)}`));
         }
       },
     );
@@ -255,7 +251,9 @@ export class ChatController extends Disposable {
         if (this.conversation === undefined || this.conversation.session === session) this.relay(event);
       },
       log: this.deps.log,
-      trace: this.deps.trace,
+      // Traces hold ids and numbers; redacted all the same, as everything written is.
+      trace: this.deps.trace && ((trace) => this.deps.trace?.(this.deps.secrets.redactDeep(trace))),
+      secrets: this.deps.secrets,
     });
   }
 

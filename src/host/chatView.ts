@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import { parseWebviewMessage, type HostMessage, type WebviewMessage } from '../protocol';
 import type { Logger } from '../core/log';
+import type { SecretSet } from '../core/redact';
+import { ViewRedaction } from '../core/chat/viewRedaction';
 import { Disposable } from './lifecycle';
 import { safePreview, webviewPage } from './webviewPage';
 
@@ -12,13 +14,16 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
   static readonly id = 'candor.chat';
   private view: vscode.WebviewView | undefined;
   private ready = false;
+  private readonly redaction: ViewRedaction;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly onMessage: (message: WebviewMessage) => void,
     private readonly log: Logger,
+    secrets: SecretSet,
   ) {
     super();
+    this.redaction = new ViewRedaction(secrets);
     this.register(vscode.window.registerWebviewViewProvider(ChatView.id, this, { webviewOptions: { retainContextWhenHidden: true } }));
   }
 
@@ -46,10 +51,16 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
     }));
   }
 
-  /** Posts now, or — before the webview said ready — drops it: `ready` triggers a full `init`. */
+  /**
+   * Posts now, or — before the webview said ready — drops it: `ready` triggers
+   * a full `init`. Every message is redacted first, a streamed reply on its
+   * accumulated text (docs/architecture.md, "Secrets"); the redaction keeps
+   * its state even while nothing is posted.
+   */
   post(message: HostMessage): void {
+    const redacted: HostMessage[] = this.redaction.messages(message);
     if (!this.view || !this.ready) return;
-    void this.view.webview.postMessage(message);
+    for (const m of redacted) void this.view.webview.postMessage(m);
   }
 
   async reveal(): Promise<void> {

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Logger } from '../core/log';
+import type { SecretSet } from '../core/redact';
 import type { DriftView } from '../protocol';
 import type { ChatController } from './chatController';
 import type { ChatView } from './chatView';
@@ -17,6 +18,8 @@ export interface CommandDeps {
   readonly settings: Settings;
   readonly channel: vscode.LogOutputChannel;
   readonly log: Logger;
+  /** Error messages shown in notifications are redacted like everything else. */
+  readonly secrets: SecretSet;
 }
 
 /** The chat's commands. Features with commands of their own register them beside their code. */
@@ -28,7 +31,7 @@ export function registerChatCommands(deps: CommandDeps): vscode.Disposable[] {
         await fn();
       } catch (err) {
         log.error(`${id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-        void vscode.window.showErrorMessage(`Candor: ${err instanceof Error ? err.message : String(err)}`, 'Show Log').then((a) => {
+        void vscode.window.showErrorMessage(deps.secrets.redact(`Candor: ${err instanceof Error ? err.message : String(err)}`), 'Show Log').then((a) => {
           if (a) deps.channel.show();
         });
       }

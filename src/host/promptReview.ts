@@ -3,6 +3,7 @@ import { safePreview, webviewPage } from './webviewPage';
 import type { Logger } from '../core/log';
 import { parseReviewMessage, type ReviewHostMessage, type ReviewState } from '../core/promptEvolution/reviewProtocol';
 import { Disposable } from './lifecycle';
+import type { Notifier } from './notify';
 
 /** What the panel shows and what its buttons do; the feature behind it owns both. */
 export interface ReviewSource {
@@ -27,6 +28,7 @@ export class PromptReviewPanel extends Disposable {
     private readonly extensionUri: vscode.Uri,
     private readonly source: ReviewSource,
     private readonly log: Logger,
+    private readonly notify: Notifier,
   ) {
     super();
     this.register({ dispose: () => this.panel?.dispose() });
@@ -63,7 +65,7 @@ export class PromptReviewPanel extends Disposable {
     if (!this.panel || !this.ready) return;
     try {
       const message: ReviewHostMessage = { type: 'state', state: await this.source.state() };
-      await this.panel?.webview.postMessage(message);
+      await this.panel?.webview.postMessage(this.notify.redactDeep(message));
     } catch (err) {
       this.log.warn(`prompt review: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -77,7 +79,7 @@ export class PromptReviewPanel extends Disposable {
     }
     const fail = (err: unknown): void => {
       this.log.error(`prompt review ${message.type}: ${err instanceof Error ? err.message : String(err)}`);
-      void vscode.window.showErrorMessage(`Candor: ${err instanceof Error ? err.message : String(err)}`);
+      void this.notify.error(`Candor: ${err instanceof Error ? err.message : String(err)}`);
     };
     switch (message.type) {
       case 'ready':

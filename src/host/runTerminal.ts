@@ -7,7 +7,7 @@ export interface RunOutput {
   status(text: string): void;
 }
 
-/** The task's terminal: prints the run, and closing it aborts the run. */
+/** The task's terminal: prints the run, redacted, and closing it aborts the run. */
 export class RunTerminal implements vscode.Pseudoterminal {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
   private readonly closeEmitter = new vscode.EventEmitter<number>();
@@ -16,7 +16,10 @@ export class RunTerminal implements vscode.Pseudoterminal {
   private readonly abort = new AbortController();
   private statusOpen = false;
 
-  constructor(private readonly body: (out: RunOutput, signal: AbortSignal) => Promise<number>) {
+  constructor(
+    private readonly body: (out: RunOutput, signal: AbortSignal) => Promise<number>,
+    private readonly redact: (text: string) => string,
+  ) {
     // Every request of the run listens on this one signal, and the SDK keeps its listener until the run ends.
     setMaxListeners(0, this.abort.signal);
   }
@@ -25,10 +28,10 @@ export class RunTerminal implements vscode.Pseudoterminal {
     const out: RunOutput = {
       line: (text = '') => {
         this.endStatus();
-        this.writeEmitter.fire(`${text.replace(/\r?\n/g, '\r\n')}\r\n`);
+        this.writeEmitter.fire(`${this.redact(text).replace(/\r?\n/g, '\r\n')}\r\n`);
       },
       status: (text) => {
-        this.writeEmitter.fire(`\r\x1b[2K${text}`);
+        this.writeEmitter.fire(`\r\x1b[2K${this.redact(text)}`);
         this.statusOpen = true;
       },
     };

@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { Logger } from '../log';
+import { SecretSet } from '../redact';
 import { newId } from '../ids';
 import type { ChatMessage } from '../messages';
 import type { Session } from '../session/session';
@@ -77,6 +78,12 @@ export interface ConversationDeps {
   readonly log: Logger;
   /** Told about every request that ended, completed or not. */
   readonly trace?: (trace: RequestTrace) => void;
+  /**
+   * The keys to keep out of notices, partial replies and log lines (the
+   * session file and the view). Without it, only credential patterns are
+   * removed. The user's own messages are kept as typed.
+   */
+  readonly secrets?: SecretSet;
 }
 
 /** Tool rounds per turn; a model that keeps calling tools past this is stopped and told so. */
@@ -89,8 +96,11 @@ const MAX_TOOL_ROUNDS = 12;
  */
 export class Conversation {
   private running: AbortController | undefined;
+  private readonly secrets: SecretSet;
 
-  constructor(private readonly deps: ConversationDeps) {}
+  constructor(private readonly deps: ConversationDeps) {
+    this.secrets = deps.secrets ?? new SecretSet();
+  }
 
   get busy(): boolean {
     return this.running !== undefined;
@@ -284,11 +294,13 @@ export class Conversation {
     } catch (err) {
       const error = err instanceof RequestError ? err : new RequestError('cut', err instanceof Error ? err.message : String(err));
       if (err instanceof PartialReplyError && err.partial) {
-        this.deps.session.append({ type: 'partial', id: replyId, turn, text: err.partial });
+        // A partial reply is only ever shown, never sent again: it is stored redacted.
+        const partial = this.secrets.redact(err.partial);
+        this.deps.session.append({ type: 'partial', id: replyId, turn, text: partial });
         // The streaming entry becomes what a reload shows: an incomplete reply.
-        if (started) this.deps.emit({ type: 'entry', entry: { id: replyId, kind: 'partial', text: err.partial } });
+        if (started) this.deps.emit({ type: 'entry', entry: { id: replyId, kind: 'partial', text: partial } });
       } else if (started) this.deps.emit({ type: 'entryDone', id: replyId });
-      this.deps.log.error(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`);
+      this.deps.log.error(this.secrets.redact(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`));
       this.notice(turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
       return undefined;
     }
@@ -304,7 +316,7 @@ export class Conversation {
       this.deps.log.info(`compaction: replaced ${result.replaced} messages`);
     } catch (err) {
       // A failed summary leaves the history as it was; the request goes on.
-      this.deps.log.warn(`compaction failed: ${String(err)}`);
+      this.deps.log.warn(this.secrets.redact(`compaction failed: ${String(err)}`));
       this.notice(turn, 'warning', `Compaction failed, the history is unchanged: ${err instanceof Error ? err.message : String(err)}`);
     }
     return this.payload();
@@ -332,7 +344,9 @@ export class Conversation {
     this.deps.session.append({ type: 'gate', state: this.deps.gate.snapshot() });
   }
 
-  private notice(turn: string | undefined, level: 'info' | 'warning' | 'error', text: string, retryable = false): void {
+  /** Notices are built from errors (a provider's body among them): stored and shown redacted. */
+  private notice(turn: string | undefined, level: 'info' | 'warning' | 'error', raw: string, retryable = false): void {
+    const text = this.secrets.redact(raw);
     const id = newId();
     this.deps.session.append({ type: 'notice', id, turn, level, text, retryable: retryable || undefined });
     this.deps.emit({ type: 'entry', entry: { id, kind: 'notice', level, text, retryable: retryable || undefined } });

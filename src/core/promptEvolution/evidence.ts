@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isSafeId } from '../ids';
 import { contentText } from '../messages';
+import { environmentSecrets, type SecretSet } from '../redact';
 import { readRants } from '../rants';
 import type { SessionRecord } from '../session/records';
 import { Session } from '../session/session';
@@ -12,7 +13,9 @@ import type { PromptRegistry } from './registry';
  * What the proposer reads: the registry keeps no message text (a trace is
  * numbers and ids), so the words come from the session files and rants.jsonl
  * the ids point to. Reading evidence never fails a run: what cannot be read
- * is left out and counted.
+ * is left out and counted. The words are redacted (docs/architecture.md,
+ * "Secrets"): a session keeps the user's messages as typed, key included,
+ * and evidence is sent to the proposer and may be echoed into a candidate.
  */
 
 export interface GatheredEvidence extends Evidence {
@@ -27,7 +30,7 @@ const PER_KIND = 12;
 /** Recent traces whose sessions are searched for failed requests. */
 const RECENT_TRACES = 200;
 
-export async function gatherEvidence(dataDir: string, registry: PromptRegistry): Promise<GatheredEvidence> {
+export async function gatherEvidence(dataDir: string, registry: PromptRegistry, secrets: SecretSet = environmentSecrets()): Promise<GatheredEvidence> {
   const sessions = new SessionCache(path.join(dataDir, 'sessions'));
   let unresolved = 0;
   const signals = await registry.signals().catch(() => []);
@@ -68,7 +71,8 @@ export async function gatherEvidence(dataDir: string, registry: PromptRegistry):
     if (!session) continue;
     failingTraces.push(...failures(session).slice(-(PER_KIND - failingTraces.length)));
   }
-  return { failingTraces, downVoted: downVoted.reverse(), rants: rants.reverse(), unresolved };
+  const clean = (texts: string[]): string[] => texts.map((t) => secrets.redact(t));
+  return { failingTraces: clean(failingTraces), downVoted: clean(downVoted.reverse()), rants: clean(rants.reverse()), unresolved };
 }
 
 class SessionCache {

@@ -6,6 +6,7 @@ import type { Lineage, PromptRegistry, PromptVersion } from './registry';
 import { type PromptEvolutionSettings, resolveSettings } from './settings';
 import type { TaskSet } from './taskSet';
 import { newId } from '../ids';
+import { environmentSecrets, type SecretSet } from '../redact';
 
 /**
  * One prompt-evolution run: propose → cheap checks (frozen sections, edit
@@ -38,6 +39,12 @@ export interface EvolveInput {
   readonly settings?: Partial<PromptEvolutionSettings>;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: EvolveProgress) => void;
+  /**
+   * Removed from candidates, failure messages and details before anything is
+   * recorded or returned (a provider's error may echo the key). Default: the
+   * environment's key, and credential patterns.
+   */
+  readonly secrets?: SecretSet;
 }
 
 export type EvolveStage = 'propose' | 'cheap-checks' | 'ab-test' | 'gate' | 'record';
@@ -73,6 +80,7 @@ export type EvolveResult =
 
 export async function evolvePrompt(input: EvolveInput): Promise<EvolveResult> {
   const settings = resolveSettings(input.settings);
+  const secrets = input.secrets ?? environmentSecrets();
   const run = newId();
   const progress = input.onProgress ?? (() => undefined);
   if (input.taskSet.tasks.length === 0) return { kind: 'no-tasks', detail: 'no tasks in .candor/evals/*.jsonl' };
@@ -91,12 +99,13 @@ export async function evolvePrompt(input: EvolveInput): Promise<EvolveResult> {
         maxChangedLines: settings.maxChangedLines,
         signal: input.signal,
       });
-  if (proposal.kind === 'none') return proposal.reason === 'cancelled' ? { kind: 'cancelled', stage: 'propose' } : { kind: 'no-candidates', reason: proposal.reason, detail: proposal.detail };
+  if (proposal.kind === 'none') return proposal.reason === 'cancelled' ? { kind: 'cancelled', stage: 'propose' } : { kind: 'no-candidates', reason: proposal.reason, detail: secrets.redact(proposal.detail) };
   if (proposal.candidates.length === 0) return { kind: 'no-candidates', reason: 'no-usable-candidate', detail: 'every given candidate equals the current prompt' };
   if (input.signal?.aborted) return { kind: 'cancelled', stage: 'propose' };
 
   progress({ stage: 'cheap-checks' });
-  const candidates = proposal.candidates;
+  // A candidate that carries a key (copied from evidence or made up) is tested, recorded and promoted without it.
+  const candidates = proposal.candidates.map((c) => redactCandidate(c, secrets));
   const survivors = candidates.filter((c) => cheapChecks(input.current, root, c.text, settings).every((check) => check.passed));
   const histories = new Map<string, CandidateHistory>();
   if (input.registry && baseline) {
@@ -118,7 +127,7 @@ export async function evolvePrompt(input: EvolveInput): Promise<EvolveResult> {
       onProgress: (p) => progress({ stage: 'ab-test', ...p }),
     });
     if (result.kind === 'cancelled') return { kind: 'cancelled', stage: 'ab-test' };
-    ab = { runs: result.runs, failures: result.failures, notes: result.notes };
+    ab = { runs: result.runs, failures: result.failures.map((f) => ({ ...f, message: secrets.redact(f.message) })), notes: secrets.redactDeep(result.notes) };
     pairs = new Map(result.pairs);
   }
 
@@ -159,6 +168,14 @@ export async function evolvePrompt(input: EvolveInput): Promise<EvolveResult> {
     }
   }
   return { kind: 'decided', run, outcome: decision.outcome, decision, candidates, ab, baselineVersion: baseline?.id, winner, promoted };
+}
+
+function redactCandidate(candidate: Candidate, secrets: SecretSet): Candidate {
+  const text = secrets.redact(candidate.text);
+  const rationale = candidate.rationale === undefined ? undefined : secrets.redact(candidate.rationale);
+  if (text === candidate.text && rationale === candidate.rationale) return candidate;
+  // The id names the text: a changed text is another candidate.
+  return { id: candidateId(text), text, ...(rationale === undefined ? {} : { rationale }) };
 }
 
 function givenCandidates(texts: readonly string[], current: string): Candidate[] {

@@ -1,7 +1,9 @@
-import type { Database, SqlValue } from 'sql.js';
+import type { Database } from 'sql.js';
 import { newId } from '../ids';
+import { environmentSecrets, type SecretSet } from '../redact';
 import type { CandidateHistory } from './gate';
 import { SqliteFile, type SqliteFileOptions } from './sqliteFile';
+import { all, one, parseIds, toEvaluation, toSignal, toTrace, toVersion } from './registryRows';
 
 /**
  * `<dataDir>/traces.sqlite`: the prompt registry (every version with its
@@ -23,6 +25,9 @@ import { SqliteFile, type SqliteFileOptions } from './sqliteFile';
  * and near-misses. A workspace upgrading simply starts a fresh root from its
  * prompt in force; the legacy rows stay in the file, readable by opening the
  * registry with `scope: LEGACY_SCOPE`.
+ *
+ * Every text written here is redacted first (docs/architecture.md,
+ * "Secrets"): a prompt, a candidate, a model name, a failure.
  */
 
 /** The scope of rows written before schema 2 (no workspace recorded). */
@@ -187,6 +192,8 @@ export class RegistryError extends Error {
 export type RegistryOptions = Omit<SqliteFileOptions, 'schema' | 'schemaVersion' | 'migrate'> & {
   /** The workspace whose prompt history this registry reads and writes: `workspaceIdFor(first folder)`. */
   readonly scope: string;
+  /** Removed from every text written. Default: the environment's key, and credential patterns. */
+  readonly secrets?: SecretSet;
 };
 
 export class PromptRegistry {
@@ -195,13 +202,14 @@ export class PromptRegistry {
     private readonly clock: () => Date,
     /** Every prompt version and evaluation read or written here belongs to it. */
     readonly scope: string,
+    private readonly secrets: SecretSet,
   ) {}
 
   /** Opens `traces.sqlite` for one workspace scope; a corrupt file throws SqliteFileError 'corrupt' after being moved aside (open again for a fresh one). */
   static async open(options: RegistryOptions): Promise<PromptRegistry> {
     if (typeof options.scope !== 'string') throw new TypeError('PromptRegistry.open: a scope (the workspace id) is required');
     const store = await SqliteFile.open({ ...options, schema: SCHEMA, schemaVersion: SCHEMA_VERSION, migrate });
-    return new PromptRegistry(store, options.clock ?? (() => new Date()), options.scope);
+    return new PromptRegistry(store, options.clock ?? (() => new Date()), options.scope, options.secrets ?? environmentSecrets());
   }
 
   get file(): string {
@@ -249,7 +257,9 @@ export class PromptRegistry {
    * empty registry gets its root; a prompt edited by hand becomes a new root
    * (drift is measured from what the user wrote, not from what they replaced).
    */
-  ensureCurrent(text: string): Promise<PromptVersion> {
+  ensureCurrent(prompt: string): Promise<PromptVersion> {
+    // Compared as stored: a prompt holding a key is kept without it, and is still the same version.
+    const text = this.secrets.redact(prompt);
     return this.store.write((db) => {
       const head = headOf(db, this.scope);
       if (head && head.text === text) return head;
@@ -264,7 +274,7 @@ export class PromptRegistry {
     return this.store.write((db) => {
       const head = headOf(db, this.scope);
       if (!head || head.id !== parent) throw new RegistryError('stale-parent', `the prompt in force is ${head?.id ?? 'none'}, not ${parent}`);
-      insertVersion(db, this.scope, { id: newId(), kind: 'promotion', parent, root: head.root, restores: null, text, created: this.now(), lineage });
+      insertVersion(db, this.scope, { id: newId(), kind: 'promotion', parent, root: head.root, restores: null, text: this.secrets.redact(text), created: this.now(), lineage: this.secrets.redactDeep(lineage) });
       return headOf(db, this.scope) as PromptVersion;
     });
   }
@@ -289,7 +299,7 @@ export class PromptRegistry {
       for (const t of traces) {
         db.run(
           'INSERT INTO traces (session, reply_id, prompt_version, model, provider, prompt_tokens, completion_tokens, tool_calls, duration_ms, ts, scope) VALUES (?,?,?,?,?,?,?,?,?,?,?)',
-          [t.session, t.replyId ?? null, t.promptVersion ?? null, t.model, t.provider, t.promptTokens ?? null, t.completionTokens ?? null, t.toolCalls, t.durationMs, t.ts ?? this.now(), this.scope],
+          [t.session, t.replyId ?? null, t.promptVersion ?? null, this.secrets.redact(t.model), this.secrets.redact(t.provider), t.promptTokens ?? null, t.completionTokens ?? null, t.toolCalls, t.durationMs, t.ts ?? this.now(), this.scope],
         );
       }
     });
@@ -316,7 +326,7 @@ export class PromptRegistry {
 
   recordEvaluations(evaluations: readonly Evaluation[]): Promise<void> {
     return this.store.write((db) => {
-      for (const e of evaluations) {
+      for (const e of evaluations.map((one) => this.secrets.redactDeep(one))) {
         db.run(
           `INSERT INTO evaluations (run, candidate_id, baseline_version, text, verdict, failed, tested, task_ids, checks, n, b, c, effect, p, adjusted_alpha, task_set_hash, model, ts, scope)
            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -348,8 +358,6 @@ export class PromptRegistry {
   }
 }
 
-type Row = Record<string, SqlValue>;
-
 function headOf(db: Database, scope: string): PromptVersion | undefined {
   return one(db, 'SELECT * FROM prompt_versions WHERE scope = ? ORDER BY seq DESC LIMIT 1', [scope], toVersion);
 }
@@ -365,81 +373,4 @@ function insertVersion(db: Database, scope: string, v: PromptVersion): void {
      VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
     [v.id, v.kind, v.parent, v.root, v.restores, v.text, v.created, l?.n ?? null, l?.b ?? null, l?.c ?? null, l?.effect ?? null, l?.p ?? null, l?.adjustedAlpha ?? null, l?.editDistance ?? null, l?.drift ?? null, l?.taskSetHash ?? null, l?.model ?? null, scope],
   );
-}
-
-function all<T>(db: Database, sql: string, params: SqlValue[], map: (row: Row) => T): T[] {
-  const statement = db.prepare(sql, params);
-  try {
-    const rows: T[] = [];
-    while (statement.step()) rows.push(map(statement.getAsObject()));
-    return rows;
-  } finally {
-    statement.free();
-  }
-}
-
-function one<T>(db: Database, sql: string, params: SqlValue[], map: (row: Row) => T): T | undefined {
-  return all(db, sql, params, map)[0];
-}
-
-const str = (v: SqlValue | undefined): string => (typeof v === 'string' ? v : String(v ?? ''));
-const strOrNull = (v: SqlValue | undefined): string | null => (v === null || v === undefined ? null : str(v));
-const num = (v: SqlValue | undefined): number => Number(v ?? 0);
-const numOrUndefined = (v: SqlValue | undefined): number | undefined => (v === null || v === undefined ? undefined : Number(v));
-
-function toVersion(r: Row): PromptVersion {
-  const lineage: Lineage | null =
-    r.kind === 'promotion'
-      ? { n: num(r.n), b: num(r.b), c: num(r.c), effect: num(r.effect), p: num(r.p), adjustedAlpha: num(r.adjusted_alpha), editDistance: num(r.edit_distance), drift: num(r.drift), taskSetHash: str(r.task_set_hash), model: str(r.model) }
-      : null;
-  return { id: str(r.id), kind: str(r.kind) as VersionKind, parent: strOrNull(r.parent), root: str(r.root), restores: strOrNull(r.restores), text: str(r.text), created: str(r.created), lineage };
-}
-
-function toTrace(r: Row): StoredTrace {
-  return {
-    session: str(r.session),
-    replyId: strOrNull(r.reply_id) ?? undefined,
-    promptVersion: strOrNull(r.prompt_version) ?? undefined,
-    model: str(r.model),
-    provider: str(r.provider),
-    promptTokens: numOrUndefined(r.prompt_tokens),
-    completionTokens: numOrUndefined(r.completion_tokens),
-    toolCalls: num(r.tool_calls),
-    durationMs: num(r.duration_ms),
-    ts: str(r.ts),
-  };
-}
-
-function toSignal(r: Row): Signal {
-  if (r.kind === 'rant') return { kind: 'rant', rantId: str(r.rant_id), session: strOrNull(r.session), ts: str(r.ts) };
-  const session = strOrNull(r.session);
-  return { kind: r.kind === 'up' ? 'up' : 'down', replyId: str(r.reply_id), ...(session === null ? {} : { session }), ts: str(r.ts) };
-}
-
-function toEvaluation(r: Row): Evaluation {
-  const p = numOrUndefined(r.p);
-  return {
-    run: str(r.run),
-    candidateId: str(r.candidate_id),
-    baselineVersion: str(r.baseline_version),
-    text: str(r.text),
-    verdict: str(r.verdict) as Evaluation['verdict'],
-    failed: strOrNull(r.failed) ?? undefined,
-    tested: r.tested === 1,
-    taskIds: parseIds(r.task_ids),
-    checks: JSON.parse(str(r.checks)) as unknown,
-    stats: p === undefined ? undefined : { n: num(r.n), b: num(r.b), c: num(r.c), effect: num(r.effect), p, adjustedAlpha: num(r.adjusted_alpha) },
-    taskSetHash: strOrNull(r.task_set_hash) ?? undefined,
-    model: strOrNull(r.model) ?? undefined,
-    ts: str(r.ts),
-  };
-}
-
-function parseIds(value: SqlValue | undefined): string[] {
-  try {
-    const parsed = JSON.parse(str(value)) as unknown;
-    return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
 }

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatMessage, ToolCall, ToolSpec } from '../messages';
+import { redact } from '../redact';
 import { RequestError } from './requestError';
 
 export interface ChatRequest {
@@ -98,7 +99,8 @@ export async function streamChat(client: OpenAI, request: ChatRequest, options: 
       if (choice.finish_reason) finishReason = choice.finish_reason;
     }
   } catch (err) {
-    const cause = classify(err, { idleFired, cancelled: options.signal?.aborted === true, idleTimeoutMs: options.idleTimeoutMs, gotText: content.length > 0 });
+    // The key this client sends is redacted from whatever the provider echoes back.
+    const cause = classify(err, { idleFired, cancelled: options.signal?.aborted === true, idleTimeoutMs: options.idleTimeoutMs, gotText: content.length > 0 }, client.apiKey ? [client.apiKey] : []);
     throw content.length > 0 ? new PartialReplyError(cause, content) : cause;
   } finally {
     clearTimeout(timer);
@@ -124,16 +126,22 @@ interface FailureContext {
   readonly gotText: boolean;
 }
 
-export function classify(err: unknown, context: FailureContext): RequestError {
+/**
+ * The RequestError for a failure. Its message is built from what the provider
+ * sent (an error body may echo the Authorization header), so it is redacted
+ * here, with the key the request carried: nothing downstream ever holds it
+ * (docs/architecture.md, "Secrets").
+ */
+export function classify(err: unknown, context: FailureContext, secrets: readonly string[] = []): RequestError {
   if (context.cancelled) return new RequestError('cancelled', 'stopped by the user');
   if (context.idleFired) return new RequestError('idle-timeout', `${Math.round(context.idleTimeoutMs / 1000)} s`);
   if (err instanceof RequestError) return err;
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const retryAfter = parseRetryAfter(err.headers?.get?.('retry-after') ?? null);
-    const message = (err.error as { message?: string } | undefined)?.message ?? err.message;
-    return new RequestError('http', message, err.status, retryAfter);
+    const message = (err.error as { message?: unknown } | undefined)?.message;
+    return new RequestError('http', redact(typeof message === 'string' ? message : err.message, secrets), err.status, retryAfter);
   }
-  const text = err instanceof Error ? err.message : String(err);
+  const text = redact(err instanceof Error ? err.message : String(err), secrets);
   if (err instanceof SyntaxError || /JSON|parse/i.test(text)) return new RequestError('malformed', text.slice(0, 200));
   if (err instanceof OpenAI.APIConnectionError || /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|fetch failed|socket|terminated|ECONNRESET|other side closed/i.test(text)) {
     return context.gotText ? new RequestError('cut', text) : new RequestError('connection', text);
