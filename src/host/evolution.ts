@@ -6,6 +6,8 @@ import type { Logger } from '../core/log';
 import type { Settings } from './config';
 import type { Providers } from './provider';
 import type { ApiKeys } from './secrets';
+import type { Notifier } from './notify';
+import { LineRedactor } from '../core/redact';
 import { Disposable } from './lifecycle';
 import { vscodeUnsavedBuffers } from './workspaceGit';
 
@@ -24,6 +26,7 @@ export interface EvolutionDeps {
   readonly providers: Providers;
   readonly keys: ApiKeys;
   readonly log: Logger;
+  readonly notify: Notifier;
   /** Rants or runs changed: the chat view refreshes its list. */
   readonly changed: () => void;
 }
@@ -71,11 +74,7 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
 
   /** `Candor: Run Evolution`: starts the task, no confirmation (it changes nothing the user cannot see and undo). */
   async start(): Promise<void> {
-    if (!vscode.workspace.isTrusted) {
-      this.deps.log.info('evolution refused: the workspace is not trusted');
-      void vscode.window.showWarningMessage('Candor: evolution runs commands (your tests), so it is off in an untrusted workspace. Trust the workspace to use it.');
-      return;
-    }
+    if (this.refusedUntrusted('evolution runs commands (your tests)')) return;
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) {
       void vscode.window.showWarningMessage('Candor: open a folder first — evolution works on a git repository.');
@@ -125,6 +124,7 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
 
   /** The shipped commit and its diff, read-only, from the scratch clone. */
   async showDiff(branch: string): Promise<void> {
+    if (this.refusedUntrusted('showing an evolution branch runs git')) return;
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) return;
     try {
@@ -136,12 +136,13 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       await vscode.languages.setTextDocumentLanguage(document, 'diff');
       await vscode.window.showTextDocument(document, { preview: true });
     } catch (err) {
-      void vscode.window.showWarningMessage(`Candor cannot show ${branch}: ${err instanceof Error ? err.message : String(err)}`);
+      void this.deps.notify.warn(`Candor cannot show ${branch}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
   /** `Candor: Take Evolution Branch`: the ref-only hand-off through the guard, clean workspace only. */
   async takeBranch(branch?: string): Promise<void> {
+    if (this.refusedUntrusted('taking an evolution branch runs git and writes a branch')) return;
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) return;
     let chosen = branch;
@@ -165,7 +166,7 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.deps.log.warn(`hand-off of ${chosen} refused: ${message}`);
-      void vscode.window.showWarningMessage(`Candor did not take ${chosen}: ${message}`);
+      void this.deps.notify.warn(`Candor did not take ${chosen}: ${message}`);
     }
   }
 
@@ -193,6 +194,14 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
     this.deps.changed();
   }
 
+  /** Evolution and the hand-off are off in Restricted Mode: true (and the user told why) when refused. */
+  private refusedUntrusted(what: string): boolean {
+    if (vscode.workspace.isTrusted) return false;
+    this.deps.log.info(`refused in an untrusted workspace: ${what}`);
+    void vscode.window.showWarningMessage(`Candor: ${what}, so it is off in an untrusted workspace. Trust the workspace to use it.`);
+    return true;
+  }
+
   private folderFor(definition: EvolutionTaskDefinition): vscode.WorkspaceFolder | undefined {
     const folders = vscode.workspace.workspaceFolders ?? [];
     return definition.folder ? folders.find((f) => f.name === definition.folder) : folders[0];
@@ -216,7 +225,10 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
     const close = new vscode.EventEmitter<number>();
     const controller = new AbortController();
     let ended: number | undefined;
-    const print = (line: string): void => write.fire(`${line.replace(/\r?\n/g, '\r\n')}\r\n`);
+    // Everything shown in the terminal is redacted, the gate's output line by line.
+    const lines = new LineRedactor(this.deps.keys.secrets);
+    const print = (line: string): void => write.fire(`${this.deps.notify.redact(line).replace(/\r?\n/g, '\r\n')}\r\n`);
+    const output = (chunk: string): void => write.fire(lines.push(chunk).replace(/\r?\n/g, '\r\n'));
     const finish = (code: number): void => {
       close.fire(code);
       write.dispose();
@@ -226,7 +238,8 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       onDidWrite: write.event,
       onDidClose: close.event,
       open: () => {
-        void this.run(folder, controller.signal, print, (chunk) => write.fire(chunk.replace(/\r?\n/g, '\r\n'))).then((code) => {
+        void this.run(folder, controller.signal, print, output).then((code) => {
+          write.fire(lines.flush().replace(/\r?\n/g, '\r\n'));
           if (closeWhenDone) finish(code);
           else {
             ended = code;
@@ -272,9 +285,10 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
           timeoutMs: GATE_TIMEOUT_MS,
           model: handle ? { client: handle.client, model: handle.identity.model, idleTimeoutMs: settings.idleTimeoutSeconds * 1000, maxOutputTokens: settings.maxOutputTokens, maxRetries: settings.maxRetries } : undefined,
           unsaved: vscodeUnsavedBuffers,
-          secrets: key ? [key] : [],
+          secrets: [...this.deps.keys.secrets.values(), ...(key ? [key] : [])],
           signal,
           project: folder.name,
+          sandbox: settings.sandbox,
         },
         { print, onOutput: output, log: this.deps.log },
       );
@@ -283,7 +297,7 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       this.deps.log.info(`evolution ${record.run}: ${record.outcome} ${record.reason}`);
       this.deps.changed();
       if (record.outcome === 'shipped' || record.outcome === 'revert-prepared') {
-        void vscode.window.showInformationMessage(`Candor evolution: ${record.outcome} on ${record.branch ?? '?'}.`, 'Take Branch').then((a) => {
+        void this.deps.notify.info(`Candor evolution: ${record.outcome} on ${record.branch ?? '?'}.`, 'Take Branch').then((a) => {
           if (a && record.branch) void this.takeBranch(record.branch);
         });
       }

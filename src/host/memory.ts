@@ -10,6 +10,7 @@ import { memoryPath, workspaceIdFor } from '../core/memory/location';
 import { appendEntry, readForPrompt } from '../core/memory/memory';
 import { failed } from '../core/memory/outcome';
 import type { Settings } from './config';
+import type { Notifier } from './notify';
 import { Disposable } from './lifecycle';
 import type { Providers } from './provider';
 import { vscodeUnsavedBuffers } from './workspaceGit';
@@ -25,6 +26,7 @@ export interface MemoryDeps {
   readonly settings: Settings;
   readonly providers: Providers;
   readonly log: Logger;
+  readonly notify: Notifier;
 }
 
 type Trigger = 'manual' | 'automatic';
@@ -224,7 +226,7 @@ export class MemoryFeature extends Disposable {
       return;
     }
     const text = abortText(outcome, trigger);
-    void vscode.window.showWarningMessage(text, 'Open Memory', 'Show Log').then((action) => {
+    void this.deps.notify.warn(text, 'Open Memory', 'Show Log').then((action) => {
       if (action === 'Open Memory') void vscode.commands.executeCommand('candor.openMemory');
       if (action === 'Show Log') void vscode.commands.executeCommand('candor.showLog');
     });
@@ -235,7 +237,7 @@ export class MemoryFeature extends Disposable {
       await fn();
     } catch (err) {
       this.deps.log.error(`${id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-      void vscode.window.showErrorMessage(`Candor: ${err instanceof Error ? err.message : String(err)}`);
+      void this.deps.notify.error(`Candor: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 }

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { RequestTrace } from '../core/chat/conversation';
 import type { Logger } from '../core/log';
 import { workspaceIdFor } from '../core/memory/location';
+import { PROMPT_FILE, readPromptFile } from '../core/prompt/promptFile';
 import { BUILT_IN_PROMPT } from '../core/prompt/systemPrompt';
 import type { TextModel } from '../core/provider/textModel';
 import { evolvePrompt, type EvolveResult } from '../core/promptEvolution/evolve';
@@ -16,6 +17,8 @@ import { resolveSettings, SettingsError, type PromptEvolutionSettings } from '..
 import { SqliteFileError } from '../core/promptEvolution/sqliteFile';
 import { readTaskSets } from '../core/promptEvolution/taskSet';
 import type { Settings } from './config';
+import type { Notifier } from './notify';
+import type { SecretSet } from '../core/redact';
 import { Disposable } from './lifecycle';
 import { NO_FOLDER_WORKSPACE_ID } from './memory';
 import type { Providers } from './provider';
@@ -32,7 +35,6 @@ import { RegistryWriter } from './registryWriter';
  */
 
 export const PROMPT_EVOLUTION_TASK = 'candor-prompt-evolution';
-export const PROMPT_FILE = '.candor/prompt.md';
 const EVALS_DIR = '.candor/evals';
 const TASK_NAME = 'Run Prompt Evolution';
 
@@ -50,6 +52,9 @@ export interface PromptEvolutionDeps {
   readonly settings: Settings;
   readonly log: Logger;
   readonly channel?: vscode.LogOutputChannel;
+  readonly notify: Notifier;
+  /** The extension host's secrets: evidence, candidates, traces and output are redacted with them. */
+  readonly secrets: SecretSet;
 }
 
 interface PromptTaskDefinition extends vscode.TaskDefinition {
@@ -68,6 +73,8 @@ export class PromptEvolution extends Disposable {
   /** Registry version id by prompt text (null: none), for traces; cleared whenever the registry gains versions here. */
   private readonly versionIds = new Map<string, string | null>();
   private lastServedVersion: string | undefined;
+  /** The last reason the prompt file was refused, so the log says it once, not per request. */
+  private lastRefusal: string | undefined;
   private running = false;
   private lastRun: RunView | undefined;
   private readonly review: PromptReviewPanel;
@@ -79,7 +86,7 @@ export class PromptEvolution extends Disposable {
       state: () => this.reviewState(),
       retest: (candidateId) => this.startTask({ type: PROMPT_EVOLUTION_TASK, candidate: candidateId }),
       restore: (versionId) => this.restore(versionId),
-    }, deps.log));
+    }, deps.log, deps.notify));
     this.register(vscode.tasks.registerTaskProvider(PROMPT_EVOLUTION_TASK, {
       provideTasks: () => [this.task({ type: PROMPT_EVOLUTION_TASK })],
       resolveTask: (task) => (task.definition.type === PROMPT_EVOLUTION_TASK ? this.task(task.definition as PromptTaskDefinition) : undefined),
@@ -162,13 +169,14 @@ export class PromptEvolution extends Disposable {
       scope,
       // sql.js's wasm ships beside the bundle (dist/sql-wasm.wasm); node_modules is not in the VSIX.
       locateFile: (name: string) => vscode.Uri.joinPath(this.deps.extensionUri, 'dist', name).fsPath,
+      secrets: this.deps.secrets,
     };
     try {
       return await PromptRegistry.open(options);
     } catch (err) {
       if (!(err instanceof SqliteFileError && err.kind === 'corrupt')) throw err;
       this.deps.log.warn(err.message);
-      void vscode.window.showWarningMessage(`Candor: ${err.message}`);
+      void this.deps.notify.warn(`Candor: ${err.message}`);
       return PromptRegistry.open(options);
     }
   }
@@ -193,16 +201,16 @@ export class PromptEvolution extends Disposable {
   }
 
   private async readPrompt(): Promise<Omit<PromptInForce, 'version'>> {
-    const uri = this.promptUri();
-    if (!uri) return { text: BUILT_IN_PROMPT, source: 'built-in' };
-    const open = vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.toString() === uri.toString());
-    if (open) return { text: open.getText(), source: 'workspace' };
-    try {
-      return { text: new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)), source: 'workspace' };
-    } catch (err) {
-      if (err instanceof vscode.FileSystemError && err.code === 'FileNotFound') return { text: BUILT_IN_PROMPT, source: 'built-in' };
-      throw err;
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const openText = (real: string): string | undefined =>
+      vscode.workspace.textDocuments.find((d) => !d.isClosed && d.uri.scheme === 'file' && d.uri.fsPath === real)?.getText();
+    const read = await readPromptFile(folder, vscode.workspace.isTrusted, openText);
+    if (read.status === 'ok') return { text: read.text, source: 'workspace' };
+    if (read.status === 'refused' && read.reason !== this.lastRefusal) {
+      this.lastRefusal = read.reason;
+      this.deps.log.warn(`${read.reason}; the built-in prompt is used`);
     }
+    return { text: BUILT_IN_PROMPT, source: 'built-in' };
   }
 
   /**
@@ -241,10 +249,7 @@ export class PromptEvolution extends Disposable {
       try {
         await fn();
       } catch (err) {
-        this.deps.log.error(`${id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-        void vscode.window.showErrorMessage(`Candor: ${errorText(err)}`, 'Show Log').then((a) => {
-          if (a) this.deps.channel?.show();
-        });
+        this.deps.notify.failed(id, err);
       }
     });
   }
@@ -264,7 +269,7 @@ export class PromptEvolution extends Disposable {
       folder ?? vscode.TaskScope.Workspace,
       definition.candidate ? `${TASK_NAME} (re-test ${definition.candidate})` : TASK_NAME,
       'Candor',
-      new vscode.CustomExecution(async (resolved) => new RunTerminal((out, signal) => this.run(out, signal, resolved as PromptTaskDefinition))),
+      new vscode.CustomExecution(async (resolved) => new RunTerminal((out, signal) => this.run(out, signal, resolved as PromptTaskDefinition), (text) => this.deps.notify.redact(text))),
     );
     task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, panel: vscode.TaskPanelKind.Dedicated, clear: true, echo: false };
     return task;
@@ -345,10 +350,11 @@ export class PromptEvolution extends Disposable {
         return response.choices[0]?.message?.content ?? '';
       },
     };
-    const evidence = candidates ? undefined : await gatherEvidence(this.deps.dataDir, registry);
+    const evidence = candidates ? undefined : await gatherEvidence(this.deps.dataDir, registry, this.deps.secrets);
     if (evidence) out.line(`Evidence: ${evidence.failingTraces.length} failed request(s), ${evidence.downVoted.length} down-voted repl(ies), ${evidence.rants.length} linked rant(s)`);
 
     const result = await evolvePrompt({
+      secrets: this.deps.secrets,
       model,
       modelName,
       current: start.text,
@@ -455,7 +461,7 @@ export class PromptEvolution extends Disposable {
     }
     const written = await this.writePrompt(target.text, current, `Candor: roll back prompt to ${labels.get(target.id) ?? target.id}`);
     if (!written.ok) {
-      void vscode.window.showWarningMessage(`Candor: ${written.reason}`);
+      void this.deps.notify.warn(`Candor: ${written.reason}`);
       return;
     }
     const recorded = await registry.rollback(target.id);

@@ -2,26 +2,30 @@ import * as vscode from 'vscode';
 import type { Logger } from '../core/log';
 import type { Providers } from './provider';
 import type { Settings } from './config';
+import { modelWriteTarget, type ModelChoice } from '../core/settings/resolve';
 
 const ENTER_ID = 'Enter a model id…';
 
 interface ModelPick extends vscode.QuickPickItem {
   readonly model?: string;
   readonly baseUrl?: string;
+  readonly source?: ModelChoice['source'];
 }
 
 /**
  * `Candor: Select Model`: the models of `candor.models` (an entry
- * `model @ https://host/v1` names a model on another provider), the
+ * `model @ https://host/v1` names a model on another provider; a workspace's
+ * entry with a URL only once the user confirmed that URL), the
  * provider's `/models` list when it has one, and "Enter a model id…" last.
- * The choice goes to the user's settings; the next request sees the switch.
+ * The choice goes to the user's settings (a confirmed workspace URL to the
+ * workspace's); the next request sees the switch.
  */
 export async function selectModel(settings: Settings, providers: Providers, log: Logger): Promise<void> {
   const current = settings.read();
   const picks: ModelPick[] = [];
-  for (const entry of current.models) {
-    const [model, baseUrl] = entry.split(/\s+@\s+/);
-    if (model) picks.push({ label: model, description: baseUrl ? `on ${baseUrl}` : 'candor.models', model, baseUrl });
+  for (const choice of current.models) {
+    const where = choice.source === 'workspace' ? 'workspace settings' : 'candor.models';
+    picks.push({ label: choice.model, description: choice.baseUrl ? `on ${choice.baseUrl} (${where})` : where, model: choice.model, baseUrl: choice.baseUrl, source: choice.source });
   }
   const listed = await listProviderModels(providers, log);
   if (listed.length > 0) picks.push({ label: 'Provider', kind: vscode.QuickPickItemKind.Separator });
@@ -37,8 +41,12 @@ export async function selectModel(settings: Settings, providers: Providers, log:
   }
   if (!model) return;
   const config = vscode.workspace.getConfiguration('candor');
-  if (pick.baseUrl) await config.update('baseUrl', pick.baseUrl, vscode.ConfigurationTarget.Global);
-  await config.update('model', model, vscode.ConfigurationTarget.Global);
+  // A provider URL that came from the workspace's settings (and was confirmed
+  // there) is written to the workspace's settings: never to the user's, where
+  // it would follow the user into every other workspace.
+  const target = modelWriteTarget({ baseUrl: pick.baseUrl, source: pick.source ?? 'user' }) === 'workspace' ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  if (pick.baseUrl) await config.update('baseUrl', pick.baseUrl, target);
+  await config.update('model', model, target);
   log.info(`model selected: ${model}${pick.baseUrl ? ` on ${pick.baseUrl}` : ''}`);
 }
 

@@ -2,11 +2,13 @@ import * as vscode from 'vscode';
 import { buildSystemPrompt } from '../core/prompt/systemPrompt';
 import { agentTools } from '../core/tools/agentTools';
 import { bundledTokenizerModules } from '../core/tokenizer/workerTokenizer';
+import { environmentSecrets } from '../core/redact';
 import { DisposableStore } from './lifecycle';
 import { createLog } from './log';
-import { Settings } from './config';
+import { Settings, confirmWorkspaceUrls } from './config';
 import { resolveDataDir } from './dataDir';
 import { ApiKeys } from './secrets';
+import { Notifier } from './notify';
 import { Providers } from './provider';
 import { Estimators } from './estimators';
 import { ChatView } from './chatView';
@@ -24,7 +26,9 @@ import { rantsMessage } from './rantsView';
 export function createServices(context: vscode.ExtensionContext): vscode.Disposable {
   const started = performance.now();
   const store = new DisposableStore();
-  const { channel, logger: log } = createLog();
+  // One SecretSet for the extension host: the log, the views and the data files redact with it (docs/architecture.md, "Secrets").
+  const secrets = environmentSecrets();
+  const { channel, logger: log } = createLog(secrets);
   store.add(channel);
   const settings = new Settings(context.globalState);
   const initial = settings.read();
@@ -35,7 +39,10 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   }
   log.info(`Candor ${String(context.extension.packageJSON.version)} — data folder ${data.dir}`);
 
-  const keys = new ApiKeys(context.secrets);
+  const keys = new ApiKeys(context.secrets, secrets);
+  const notify = new Notifier(secrets, log, channel);
+  // Learn the stored key now, so that it is redacted before the first request reads it.
+  void keys.get().catch((err: unknown) => log.warn(`secret storage: ${String(err)}`));
   const estimators = new Estimators(bundledTokenizerModules(vscode.Uri.joinPath(context.extensionUri, 'dist').fsPath));
   store.add(estimators);
   // The offline provider reports usage counted with o200k: load it in the background now.
@@ -50,10 +57,13 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   const gauge = store.add(new StatusGauge());
   // The view and the controller know each other; the view's messages wait for the controller.
   const late: { chat?: ChatController } = {};
-  const view = store.add(new ChatView(context.extensionUri, (message) => void late.chat?.handle(message).catch((err: unknown) => log.error(`chat: ${String(err)}`)), log));
-  const git = store.add(new WorkspaceGit(log, (info) => view.post({ type: 'git', git: info })));
+  const view = store.add(new ChatView(context.extensionUri, (message) => void late.chat?.handle(message).catch((err: unknown) => log.error(`chat: ${String(err)}`)), log, secrets));
+  const git = store.add(new WorkspaceGit(log, (info) => view.post({ type: 'git', git: info }), () => ({
+    secrets: secrets.values(),
+    openRepositoryInParentFolders: settings.read().openRepositoryInParentFolders,
+  })));
   const proposals = store.add(new EditProposals());
-  const memory = store.add(new MemoryFeature({ dataDir: data.dir, settings, providers, log }));
+  const memory = store.add(new MemoryFeature({ dataDir: data.dir, settings, providers, log, notify }));
   const toolHost = agentTools({
     roots: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
     repository: (folder) => git.repository(folder),
@@ -61,8 +71,8 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     proposeEdit: (proposal, signal) => proposals.propose(proposal, signal),
     remember: (text) => memory.remember(text),
   });
-  const promptEvolution = store.add(new PromptEvolution({ extensionUri: context.extensionUri, dataDir: data.dir, providers, settings, log, channel }));
-  const evolution = store.add(new EvolutionFeature({ dataDir: data.dir, settings, providers, keys, log, changed: () => view.post(rantsMessage(evolution)) }));
+  const promptEvolution = store.add(new PromptEvolution({ extensionUri: context.extensionUri, dataDir: data.dir, providers, settings, log, channel, notify, secrets }));
+  const evolution = store.add(new EvolutionFeature({ dataDir: data.dir, settings, providers, keys, log, notify, changed: () => view.post(rantsMessage(evolution)) }));
   const chat = store.add(new ChatController({
     dataDir: data.dir,
     settings,
@@ -72,6 +82,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     gauge,
     state: context.globalState,
     log,
+    secrets,
     tools: () => toolHost,
     extraInit: () => ({ git: git.info }),
     trace: promptEvolution.traceSink(),
@@ -84,29 +95,16 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     systemPrompt: async () => buildSystemPrompt({ prompt: (await promptEvolution.currentPromptText()).text, memory: await memory.promptText(), toolNames: toolHost.specs().map((t) => t.function.name) }),
   }));
   late.chat = chat;
-  for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log })) store.add(d);
+  for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log, secrets })) store.add(d);
 
   store.add(vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration('candor')) {
-      void confirmWorkspaceBaseUrl(settings);
+      void confirmWorkspaceUrls(settings);
       void chat.refresh();
     }
   }));
   store.add(vscode.workspace.onDidGrantWorkspaceTrust(() => void chat.refresh()));
-  void confirmWorkspaceBaseUrl(settings).then(() => chat.refresh());
+  void confirmWorkspaceUrls(settings).then(() => chat.refresh());
   log.info(`activated in ${Math.round(performance.now() - started)} ms`);
   return store;
-}
-
-/** A workspace may not send the user's key to a new place without the user saying so once. */
-async function confirmWorkspaceBaseUrl(settings: Settings): Promise<void> {
-  const pending = settings.read().pendingWorkspaceBaseUrl;
-  if (!pending) return;
-  const answer = await vscode.window.showWarningMessage(
-    `This workspace sets candor.baseUrl to ${pending}. Candor sends your API key there. Use it?`,
-    { modal: false },
-    'Use It',
-    'Keep My Setting',
-  );
-  if (answer === 'Use It') await settings.confirmBaseUrl(pending);
 }

@@ -30,7 +30,7 @@ describe('git guard and workspace tools in VS Code', function () {
   const ctx = useWorkbench({
     start: (ws) => ({
       pathPrefix: [path.join(repoRoot, 'test/fixtures/git-spy')],
-      env: { CANDOR_GIT_SPY_LOG: spyLog, CANDOR_REAL_GIT: '/usr/bin/git' },
+      env: { SPY_GIT_LOG: spyLog, SPY_REAL_GIT: '/usr/bin/git' },
       settings: {
         'candor.dataDir': ws.dataDir,
         // VS Code's own git extension would also call git in the workspace; with it
