@@ -11,10 +11,10 @@
  * Run: `npx tsx bench/gate.bench.ts`.
  */
 import { performance } from 'node:perf_hooks';
-import { MemoryDriftSink } from '../src/core/gate/driftEvents';
-import { heuristicEstimator, tiktokenEstimator, type Estimator } from '../src/core/gate/estimator';
-import { ContextGate } from '../src/core/gate/gate';
-import { IncrementalEstimate } from '../src/core/gate/incremental';
+import { MemoryDriftSink } from '../src/core/context/driftEvents';
+import { heuristicEstimator, tiktokenEstimator, type Estimator } from '../src/core/context/estimator';
+import { ContextGate } from '../src/core/context/gate';
+import { IncrementalEstimate } from '../src/core/context/incremental';
 import { contentText, type ChatMessage } from '../src/core/messages';
 import { mulberry32, uniform } from '../src/core/random';
 

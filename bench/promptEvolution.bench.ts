@@ -10,7 +10,7 @@ import { startOfflineServer } from '../src/core/offline/server';
 import { parseScenario } from '../src/core/offline/scenario';
 import { openAiTextModel } from '../src/core/provider/textModel';
 import { runAbTest } from '../src/core/promptEvolution/abTest';
-import { cheapChecks, evaluateCandidates } from '../src/core/promptEvolution/gate';
+import { cheapChecks, evaluateCandidates } from '../src/core/promptEvolution/promotionGate';
 import { candidateId } from '../src/core/promptEvolution/proposer';
 import { parseTaskSets } from '../src/core/promptEvolution/taskSet';
 

@@ -23,7 +23,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { runGate } from '../src/core/evolution/gateRunner';
+import { runGate } from '../src/core/evolution/testGate';
 import { NO_SANDBOX, detectSandbox, sandboxEnv, type Invocation, type Sandbox } from '../src/core/evolution/sandbox';
 import { generatedRepo } from './evolution.bench';
 

@@ -55,10 +55,10 @@ await Promise.all([
   esbuild.build({ ...node, entryPoints: [path.join(root, 'src/extension.ts')], outfile: path.join(dist, 'extension.js'), external: ['vscode'] }),
   esbuild.build({ ...node, entryPoints: [path.join(root, 'src/cli/main.ts')], outfile: path.join(dist, 'cli.js'), banner: { js: '#!/usr/bin/env node' } }),
   ...['o200k_base', 'cl100k_base'].map((name) => vendored(`node_modules/js-tiktoken/dist/ranks/${name}.cjs`, `ranks/${name}.js`)),
-  // js-tiktoken's Tiktoken for the tokenizer worker thread (see src/core/tokenizer).
+  // js-tiktoken's Tiktoken for the tokenizer worker thread (see src/core/context/tokenizer).
   vendored('node_modules/js-tiktoken/dist/lite.cjs', 'tiktoken-lite.js'),
   browser('webview/main.ts', 'webview.js'),
-  // The prompt-evolution review panel (src/host/promptReview.ts).
+  // The prompt-evolution review panel (src/host/promptEvolution/promptReview.ts).
   browser('webview/promptReview.ts', 'promptReview.js'),
 ]);
 fs.copyFileSync(path.join(root, 'webview/chat.css'), path.join(dist, 'webview.css'));

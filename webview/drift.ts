@@ -1,4 +1,4 @@
-import type { DriftView } from '../src/protocol';
+import type { DriftView } from '../src/protocol/chat';
 
 const SVG = 'http://www.w3.org/2000/svg';
 

@@ -1,4 +1,4 @@
-import type { DriftView, GaugeState, GitInfo, HostMessage, ProviderInfo, TranscriptEntry, WebviewMessage } from '../src/protocol';
+import type { DriftView, GaugeState, GitInfo, HostMessage, ProviderInfo, TranscriptEntry, WebviewMessage } from '../src/protocol/chat';
 import { registerToolkit, button, setDisabled } from './toolkit';
 import { renderMarkdown } from './markdown';
 import { renderDrift } from './drift';

@@ -3,7 +3,7 @@
 // by a model) goes into the page as text, never as HTML.
 import type {
   CandidateView, CheckView, DiffHunk, NearMissView, ReviewHostMessage, ReviewState, ReviewWebviewMessage, RunView, StatsView, VersionView,
-} from '../src/core/promptEvolution/reviewProtocol';
+} from '../src/protocol/review';
 
 interface VsCodeApi {
   postMessage(message: ReviewWebviewMessage): void;

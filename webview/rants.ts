@@ -1,4 +1,4 @@
-import type { RantView, RunView, WebviewMessage } from '../src/protocol';
+import type { RantView, RunView, WebviewMessage } from '../src/protocol/chat';
 import { button } from './toolkit';
 
 /** The rants and the evolution runs: status of each complaint, the last runs with their diffstat and gate output. */

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { handOff, runEvolution, type ChangeModel, type SandboxMode } from '../core/evolution';
 import { isGitGuardError, noUnsavedBuffers } from '../core/git';
-import { heuristicTokens } from '../core/gate/heuristic';
+import { heuristicTokens } from '../core/context/heuristic';
 import { demoScenario } from '../core/offline/demoScenario';
 import { parseScenario, type Scenario } from '../core/offline/scenario';
 import { startOfflineServer, type OfflineServer } from '../core/offline/server';

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { heuristicTokens } from '../core/gate/heuristic';
+import { heuristicTokens } from '../core/context/heuristic';
 import { workspaceIdFor } from '../core/memory/location';
 import { demoScenario } from '../core/offline/demoScenario';
 import { parseScenario, type Scenario } from '../core/offline/scenario';

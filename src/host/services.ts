@@ -1,26 +1,26 @@
 import * as vscode from 'vscode';
 import { buildSystemPrompt } from '../core/prompt/systemPrompt';
 import { agentTools } from '../core/tools/agentTools';
-import { bundledTokenizerModules } from '../core/tokenizer/workerTokenizer';
+import { bundledTokenizerModules } from '../core/context/tokenizer/workerTokenizer';
 import { environmentSecrets } from '../core/redact';
-import { DisposableStore } from './lifecycle';
-import { createLog } from './log';
-import { Settings, confirmWorkspaceUrls } from './config';
-import { resolveDataDir } from './dataDir';
-import { ApiKeys } from './secrets';
-import { Notifier } from './notify';
-import { Providers } from './provider';
-import { Estimators } from './estimators';
-import { ChatView } from './chatView';
-import { StatusGauge } from './statusGauge';
-import { ChatController } from './chatController';
-import { registerChatCommands } from './commands';
-import { WorkspaceGit, vscodeUnsavedBuffers } from './workspaceGit';
-import { EditProposals } from './proposeEdit';
-import { PromptEvolution } from './promptEvolution';
-import { MemoryFeature } from './memory';
-import { EvolutionFeature } from './evolution';
-import { rantsMessage } from './rantsView';
+import { DisposableStore } from './platform/lifecycle';
+import { createLog } from './platform/log';
+import { Settings, confirmWorkspaceUrls } from './settings/config';
+import { resolveDataDir } from './settings/dataDir';
+import { ApiKeys } from './provider/secrets';
+import { Notifier } from './platform/notify';
+import { Providers } from './provider/provider';
+import { Estimators } from './context/estimators';
+import { ChatView } from './chat/chatView';
+import { StatusGauge } from './context/statusGauge';
+import { ChatController } from './chat/chatController';
+import { registerChatCommands } from './chat/commands';
+import { WorkspaceGit, vscodeUnsavedBuffers } from './git/workspaceGit';
+import { EditProposals } from './chat/proposeEdit';
+import { PromptEvolution } from './promptEvolution/promptEvolution';
+import { MemoryFeature } from './memory/memory';
+import { EvolutionFeature } from './evolution/evolution';
+import { rantsMessage } from './evolution/rantsView';
 
 /** Builds Candor's services and returns the one disposable that owns them all. */
 export function createServices(context: vscode.ExtensionContext): vscode.Disposable {

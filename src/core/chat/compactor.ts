@@ -1,5 +1,5 @@
 import type { Session } from '../session/session';
-import { compactHistory, type Summarize } from '../gate/compaction';
+import { compactHistory, type Summarize } from '../context/compaction';
 import { newId } from '../ids';
 import type { Compactor } from './conversation';
 

@@ -8,13 +8,13 @@ import { streamChat, PartialReplyError, type CompletedRequest } from '../provide
 import { withRetries } from '../provider/retry';
 import { RequestError } from '../provider/requestError';
 import { clip, type TranscriptEntry } from './transcript';
-import { shouldCompact } from '../gate/compaction';
+import { shouldCompact } from '../context/compaction';
 import type { ToolHost } from './tools';
-import type { GaugeState } from './gauge';
-import type { ContextGate } from '../gate/gate';
-import type { Identity } from '../gate/driftEvents';
-import type { Projection } from '../gate/transitions';
-import type { DriftTotals } from '../gate/driftEvents';
+import type { GaugeState } from '../context/gauge';
+import type { ContextGate } from '../context/gate';
+import type { Identity } from '../context/driftEvents';
+import type { Projection } from '../context/transitions';
+import type { DriftTotals } from '../context/driftEvents';
 
 export type { Identity };
 

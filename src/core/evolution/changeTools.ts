@@ -9,7 +9,7 @@ import { readFile } from '../workspace/readFile';
 import { searchText } from '../workspace/searchText';
 import { applyUnifiedDiff } from './applyPatch';
 import { checkRelative, confineForWrite } from './confineWrite';
-import { describeGate, runGate, type GateStep, type GateStepName } from './gateRunner';
+import { describeGate, runGate, type GateStep, type GateStepName } from './testGate';
 import type { Sandbox } from './sandbox';
 
 export interface ChangeToolsOptions {

@@ -8,7 +8,7 @@ import { RequestError } from '../provider/requestError';
 import { changeTools } from './changeTools';
 import { runChangeLoop, textModelOf, type ChangeModel } from './changeLoop';
 import { isEvolutionError, throwIfCancelled } from './errors';
-import { describeGate, runGate, type GateOptions, type GateResult, type GateStep } from './gateRunner';
+import { describeGate, runGate, type GateOptions, type GateResult, type GateStep } from './testGate';
 import { acquireRunLock, type RunLock } from './lock';
 import { measureChange, tooBig } from './measure';
 import { repoPaths } from './paths';

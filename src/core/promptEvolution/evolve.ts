@@ -1,6 +1,6 @@
 import type { TextModel } from '../provider/textModel';
 import { type AbFailure, type AbNote, type AbProgress, runAbTest } from './abTest';
-import { type CandidateHistory, type CandidateVerdict, type GateCandidate, type GateDecision, cheapChecks, evaluateCandidates } from './gate';
+import { type CandidateHistory, type CandidateVerdict, type GateCandidate, type GateDecision, cheapChecks, evaluateCandidates } from './promotionGate';
 import { type Candidate, type Evidence, candidateId, proposeCandidates } from './proposer';
 import type { Lineage, PromptRegistry, PromptVersion } from './registry';
 import { type PromptEvolutionSettings, resolveSettings } from './settings';

@@ -1,7 +1,7 @@
 import type { Database } from 'sql.js';
 import { newId } from '../ids';
 import { environmentSecrets, type SecretSet } from '../redact';
-import type { CandidateHistory } from './gate';
+import type { CandidateHistory } from './promotionGate';
 import { SqliteFile, type SqliteFileOptions } from './sqliteFile';
 import { all, one, parseIds, toEvaluation, toSignal, toTrace, toVersion } from './registryRows';
 

@@ -1,10 +1,10 @@
 import { structuredPatch } from 'diff';
 import type { EvolveProgress, EvolveResult } from './evolve';
-import type { CandidateVerdict, GateCheck } from './gate';
+import type { CandidateVerdict, GateCheck } from './promotionGate';
 import type { Evaluation, Lineage, PromptVersion } from './registry';
 import {
   CHECK_ORDER, type CandidateView, type CheckView, type DiffHunk, type LineageView, type NearMissView, type RunView, type StatsView, type VersionView,
-} from './reviewProtocol';
+} from '../../protocol/review';
 
 /**
  * A prompt-evolution run described for people: the lines the task terminal

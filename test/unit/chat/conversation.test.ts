@@ -10,7 +10,7 @@ import { sessionCompactor } from '../../../src/core/chat/compactor';
 import { transcriptOf } from '../../../src/core/chat/transcript';
 import { parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, IncrementalEstimate, heuristicEstimator, isGateState, readDriftFile, textModelSummarizer } from '../../../src/core/gate';
+import { ContextGate, DriftLog, IncrementalEstimate, heuristicEstimator, isGateState, readDriftFile, textModelSummarizer } from '../../../src/core/context';
 import { silentLogger } from '../../../src/core/log';
 import { readJsonLines } from '../../../src/core/jsonl';
 

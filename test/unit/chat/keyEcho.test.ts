@@ -10,10 +10,10 @@ import { noTools } from '../../../src/core/chat/tools';
 import { transcriptOf } from '../../../src/core/chat/transcript';
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, IncrementalEstimate, heuristicEstimator, textModelSummarizer } from '../../../src/core/gate';
+import { ContextGate, DriftLog, IncrementalEstimate, heuristicEstimator, textModelSummarizer } from '../../../src/core/context';
 import { MemoryLogger } from '../../../src/core/log';
 import { environmentSecrets, redactingLogger, REDACTED, SecretSet } from '../../../src/core/redact';
-import type { HostMessage } from '../../../src/protocol';
+import type { HostMessage } from '../../../src/protocol/chat';
 import { patternlessKey, startEchoServer, type EchoServer } from '../provider/echoServer';
 
 /** Every file under `dir`, with its text. */

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
-import { isReplaceTextMessage, type HostMessage } from '../../../src/protocol';
+import { isReplaceTextMessage, type HostMessage } from '../../../src/protocol/chat';
 import { redact, REDACTED, SecretSet } from '../../../src/core/redact';
 
 const KEY = 'candor-stored-key-7f3a9c2e1b88';

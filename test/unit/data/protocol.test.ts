@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { MAX_SEND_CHARS, parseWebviewMessage } from '../../../src/protocol';
+import { MAX_SEND_CHARS, parseWebviewMessage } from '../../../src/protocol/chat';
 
 describe('messages from the webview are untrusted input', () => {
   it('accepts each message of the protocol in its exact shape', () => {

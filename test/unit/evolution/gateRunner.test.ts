@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runGate, type GateOptions } from '../../../src/core/evolution/gateRunner';
+import { runGate, type GateOptions } from '../../../src/core/evolution/testGate';
 import { childEnv } from '../../../src/core/process/childEnv';
 import { NO_SANDBOX, type Sandbox } from '../../../src/core/evolution/sandbox';
 import { Tail } from '../../../src/core/evolution/tail';

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runGate, type GateOptions } from '../../../src/core/evolution/gateRunner';
+import { runGate, type GateOptions } from '../../../src/core/evolution/testGate';
 import { NO_SANDBOX, bubblewrapArgs, detectSandbox, isSandboxUnavailable, sandboxEnv, type Sandbox } from '../../../src/core/evolution/sandbox';
 import { removeTempDirs, requiredSandbox, tempDir, write } from './helpers';
 

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { cheapChecks, evaluateCandidates, type CheckName } from '../../../src/core/promptEvolution/gate';
+import { cheapChecks, evaluateCandidates, type CheckName } from '../../../src/core/promptEvolution/promotionGate';
 import { drift } from '../../../src/core/promptEvolution/textMetrics';
 import { mulberry32 } from '../../../src/core/random';
 import { binaryPairs, PROMPT, SMALL_EDIT } from './fixtures';

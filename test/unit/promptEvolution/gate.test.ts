@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { cheapChecks, evaluateCandidates, type GateCheck, type GateDecision } from '../../../src/core/promptEvolution/gate';
+import { cheapChecks, evaluateCandidates, type GateCheck, type GateDecision } from '../../../src/core/promptEvolution/promotionGate';
 import { resolveSettings, SettingsError } from '../../../src/core/promptEvolution/settings';
 import { changedLines, drift } from '../../../src/core/promptEvolution/textMetrics';
 import { binaryPairs, PROMPT, SMALL_EDIT } from './fixtures';

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { evaluateCandidates, type GateCandidate } from '../../../src/core/promptEvolution/gate';
+import { evaluateCandidates, type GateCandidate } from '../../../src/core/promptEvolution/promotionGate';
 import type { PairedScore } from '../../../src/core/promptEvolution/paired';
 import type { PromptEvolutionSettings } from '../../../src/core/promptEvolution/settings';
 import { mulberry32, uniform } from '../../../src/core/random';

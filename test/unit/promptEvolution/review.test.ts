@@ -5,10 +5,10 @@ import * as path from 'node:path';
 import { saveRant } from '../../../src/core/rants';
 import { Session } from '../../../src/core/session/session';
 import { gatherEvidence } from '../../../src/core/promptEvolution/evidence';
-import { cheapChecks } from '../../../src/core/promptEvolution/gate';
+import { cheapChecks } from '../../../src/core/promptEvolution/promotionGate';
 import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
 import { checkLine, checksFromJson, diffHunks, formatNumber, sixChecks, versionViews } from '../../../src/core/promptEvolution/report';
-import { parseReviewMessage } from '../../../src/core/promptEvolution/reviewProtocol';
+import { parseReviewMessage } from '../../../src/protocol/review';
 import { PROMPT, SMALL_EDIT } from './fixtures';
 
 describe('prompt review: messages, numbers, diffs', () => {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { PrimedEstimator, WorkerTokenizer } from '../../../src/core/tokenizer/workerTokenizer';
-import { installedTokenizerModules } from '../../../src/core/tokenizer/installedModules';
-import { IncrementalEstimate, tiktokenEstimator } from '../../../src/core/gate';
+import { PrimedEstimator, WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
+import { installedTokenizerModules } from '../../../src/core/context/tokenizer/installedModules';
+import { IncrementalEstimate, tiktokenEstimator } from '../../../src/core/context';
 import type { ChatMessage } from '../../../src/core/messages';
 
 describe('the tokenizer in a worker thread', function () {
