@@ -1,29 +1,74 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The layers of docs/architecture.md, enforced. A later config object's
+// no-restricted-imports replaces an earlier one for the same files, so each
+// folder gets exactly one, built from the rules below.
+const VSCODE = { name: 'vscode', message: 'Only src/host and src/extension.ts see VS Code; put the adapter in src/host.' };
+const OPENAI = { name: 'openai', message: 'The openai SDK lives behind the ChatModel port: import it only in src/core/provider.' };
+const CHILD_PROCESS = ['child_process', 'node:child_process'].map((name) => ({
+  name,
+  message: 'Candor starts git through the guard (src/core/git/guard.ts), git in the scratch clone (src/core/evolution/scratchGit.ts), or a sandboxed command (src/core/evolution/command.ts, sandbox.ts). Nothing else starts a process.',
+}));
+const SIMPLE_GIT = { name: 'simple-git', message: 'Only the read-only git guard (src/core/git/guard.ts) uses simple-git.' };
+const NO_HOST = { group: ['**/host/**', '../host/*'], message: 'src/core and src/cli must not depend on src/host.' };
+
+/** Files that may start processes or use the SDK: the one place each is allowed. */
+const PROVIDER = ['src/core/provider/**/*.ts'];
+const PROCESS_STARTERS = ['src/core/git/guard.ts', 'src/core/evolution/scratchGit.ts', 'src/core/evolution/command.ts', 'src/core/evolution/sandbox.ts'];
+
+const restrict = (paths, patterns = []) => ({ 'no-restricted-imports': ['error', { paths, patterns }] });
+
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.cache/**', 'test-artifacts/**', '*.vsix'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-constant-condition': ['error', { checkLoops: false }],
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
     },
   },
   {
-    // The core is pure: it never sees VS Code. Adapters live in src/host.
-    files: ['src/core/**/*.ts', 'src/cli/**/*.ts', 'webview/**/*.ts'],
+    files: ['src/core/**/*.ts'],
+    ignores: [...PROVIDER, ...PROCESS_STARTERS],
+    rules: restrict([VSCODE, OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], [NO_HOST]),
+  },
+  { files: PROVIDER, rules: restrict([VSCODE, ...CHILD_PROCESS, SIMPLE_GIT], [NO_HOST]) },
+  { files: ['src/core/git/guard.ts'], rules: restrict([VSCODE, OPENAI], [NO_HOST]) },
+  { files: PROCESS_STARTERS.filter((f) => !f.endsWith('guard.ts')), rules: restrict([VSCODE, OPENAI, SIMPLE_GIT], [NO_HOST]) },
+  { files: ['src/cli/**/*.ts'], rules: restrict([VSCODE, OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], [NO_HOST]) },
+  { files: ['src/host/**/*.ts', 'src/extension.ts', 'src/protocol/**/*.ts'], rules: restrict([OPENAI, ...CHILD_PROCESS, SIMPLE_GIT]) },
+  {
+    // The webview is a browser bundle: of Candor's own code it sees only the
+    // protocol's types.
+    files: ['webview/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: [{ name: 'vscode', message: 'src/core, src/cli and webview must not import vscode; put the adapter in src/host.' }],
-        patterns: [{ group: ['**/host/**', '../host/*'], message: 'src/core must not depend on src/host.' }],
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: [VSCODE, OPENAI],
+        patterns: [
+          { group: ['**/src/protocol/*'], allowTypeImports: true, message: 'The webview imports only types from src/protocol.' },
+          { group: ['**/src/**', '!**/src/protocol/*'], message: 'The webview imports only types from src/protocol.' },
+        ],
       }],
     },
   },
   {
+    // Tests and benchmarks build models through the port too; only the tests
+    // whose trap shows the raw SDK leaking a key may import it.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    ignores: ['test/unit/provider/keyEcho.test.ts', 'test/unit/chat/keyEcho.test.ts', 'test/unit/promptEvolution/keyEcho.test.ts'],
+    rules: restrict([OPENAI]),
+  },
+  {
     files: ['**/*.mjs', 'scripts/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
 );

@@ -3,14 +3,18 @@
 import * as path from 'node:path';
 
 const benches = ['gate', 'git', 'evolution', 'sandbox', 'promptEvolution'];
+/** Run only when named: they start code-server. */
+const onDemand = ['activation'];
 
 async function main(): Promise<void> {
-  const only = process.argv.slice(2);
-  for (const name of benches) {
-    if (only.length > 0 && !only.includes(name)) continue;
+  const only = process.argv.slice(2).filter((arg) => !arg.endsWith('.vsix'));
+  for (const name of [...benches, ...onDemand]) {
+    if (only.length > 0 ? !only.includes(name) : onDemand.includes(name)) continue;
     console.log(`\n=== ${name} ===`);
-    const mod = (await import(path.join(__dirname, `${name}.bench.ts`))) as { run: () => Promise<void> };
-    await mod.run();
+    const mod = (await import(path.join(__dirname, `${name}.bench.ts`))) as { run: (args?: readonly string[]) => Promise<void> };
+    // Only the on-demand benchmarks take arguments (the VSIX files to compare).
+    if (onDemand.includes(name)) await mod.run(process.argv.slice(2).filter((arg) => arg.endsWith('.vsix')));
+    else await mod.run();
   }
 }
 

@@ -6,6 +6,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const production = process.argv.includes('--production');
+/** `npm run watch`: rebuild the host, CLI and webview bundles on every change (F5 in VS Code runs it). */
+const watch = process.argv.includes('--watch');
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const dist = path.join(root, 'dist');
 fs.rmSync(dist, { recursive: true, force: true });
@@ -38,30 +40,48 @@ const vendored = (entry, out) =>
   esbuild.build({ ...node, plugins: [], sourcemap: false, minify: true, entryPoints: [path.join(root, entry)], outfile: path.join(dist, out) });
 
 /** A webview's browser bundle. */
-const browser = (entry, out) =>
-  esbuild.build({
-    bundle: true,
-    platform: 'browser',
-    target: 'chrome120',
-    format: 'iife',
-    sourcemap: production ? false : 'linked',
-    minify: production,
-    logLevel: 'warning',
-    entryPoints: [path.join(root, entry)],
-    outfile: path.join(dist, out),
-  });
+const browser = (entry, out) => ({
+  bundle: true,
+  platform: 'browser',
+  target: 'chrome120',
+  format: 'iife',
+  sourcemap: production ? false : 'linked',
+  minify: production,
+  logLevel: 'warning',
+  entryPoints: [path.join(root, entry)],
+  outfile: path.join(dist, out),
+});
 
-await Promise.all([
-  esbuild.build({ ...node, entryPoints: [path.join(root, 'src/extension.ts')], outfile: path.join(dist, 'extension.js'), external: ['vscode'] }),
-  esbuild.build({ ...node, entryPoints: [path.join(root, 'src/cli/main.ts')], outfile: path.join(dist, 'cli.js'), banner: { js: '#!/usr/bin/env node' } }),
-  ...['o200k_base', 'cl100k_base'].map((name) => vendored(`node_modules/js-tiktoken/dist/ranks/${name}.cjs`, `ranks/${name}.js`)),
-  // js-tiktoken's Tiktoken for the tokenizer worker thread (see src/core/context/tokenizer).
-  vendored('node_modules/js-tiktoken/dist/lite.cjs', 'tiktoken-lite.js'),
+/** The bundles of Candor's own code: rebuilt by --watch. */
+const own = [
+  { ...node, entryPoints: [path.join(root, 'src/extension.ts')], outfile: path.join(dist, 'extension.js'), external: ['vscode'] },
+  { ...node, entryPoints: [path.join(root, 'src/cli/main.ts')], outfile: path.join(dist, 'cli.js'), banner: { js: '#!/usr/bin/env node' } },
   browser('webview/main.ts', 'webview.js'),
   // The prompt-evolution review panel (src/host/promptEvolution/promptReview.ts).
   browser('webview/promptReview.ts', 'promptReview.js'),
+];
+
+const copies = [
+  ['webview/chat.css', 'webview.css'],
+  ['webview/promptReview.css', 'promptReview.css'],
+  ['node_modules/sql.js/dist/sql-wasm.wasm', 'sql-wasm.wasm'],
+];
+const copyAll = () => {
+  for (const [from, to] of copies) fs.copyFileSync(path.join(root, from), path.join(dist, to));
+};
+
+await Promise.all([
+  ...['o200k_base', 'cl100k_base'].map((name) => vendored(`node_modules/js-tiktoken/dist/ranks/${name}.cjs`, `ranks/${name}.js`)),
+  // js-tiktoken's Tiktoken for the tokenizer worker thread (see src/core/context/tokenizer).
+  vendored('node_modules/js-tiktoken/dist/lite.cjs', 'tiktoken-lite.js'),
+  ...(watch ? [] : own.map((options) => esbuild.build(options))),
 ]);
-fs.copyFileSync(path.join(root, 'webview/chat.css'), path.join(dist, 'webview.css'));
-fs.copyFileSync(path.join(root, 'webview/promptReview.css'), path.join(dist, 'promptReview.css'));
-fs.copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
-console.log(`built ${production ? 'production' : 'development'} bundles in ${path.relative(root, dist)}/`);
+copyAll();
+if (watch) {
+  const contexts = await Promise.all(own.map((options) => esbuild.context(options)));
+  await Promise.all(contexts.map((context) => context.watch()));
+  for (const [from] of copies.slice(0, 2)) fs.watch(path.join(root, from), copyAll);
+  console.log(`watching: bundles rebuild into ${path.relative(root, dist)}/ on every change (Ctrl+C stops)`);
+} else {
+  console.log(`built ${production ? 'production' : 'development'} bundles in ${path.relative(root, dist)}/`);
+}

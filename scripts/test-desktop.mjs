@@ -17,6 +17,8 @@ await esbuild.build({
   target: 'node20',
   external: ['vscode', 'mocha'],
 });
+// --build-only: the bundles for the "Extension Tests" launch configuration, without running them here.
+if (process.argv.includes('--build-only')) process.exit(0);
 try {
   await runTests({
     version: '1.100.3',
