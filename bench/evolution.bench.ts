@@ -25,7 +25,7 @@ import { repoPaths } from '../src/core/evolution/paths';
 import { gateKey, markGated } from '../src/core/evolution/record';
 import { startOfflineServer } from '../src/core/offline/server';
 import { parseScenario } from '../src/core/offline/scenario';
-import { createClient } from '../src/core/provider/stream';
+import { createClient, openAiChatModel } from '../src/core/provider/openaiModel';
 import { saveRant } from '../src/core/rants';
 
 const COMMITS = 10_000;
@@ -176,7 +176,7 @@ export async function run(): Promise<void> {
         server.resetCounts();
         const started = performance.now();
         const record = await runEvolution(
-          { workspace, dataDir: runData, testCommand, maxChangedLines: 200, maxChangedFiles: 10, timeoutMs: 120_000, model: { client: createClient(server.baseUrl, 'bench'), model: 'bench', maxRetries: 0 } },
+          { workspace, dataDir: runData, testCommand, maxChangedLines: 200, maxChangedFiles: 10, timeoutMs: 120_000, model: openAiChatModel(createClient(server.baseUrl, 'bench'), { provider: 'offline', model: 'bench' }, { idleTimeoutMs: 60_000, maxRetries: 0 }) },
           { print: () => undefined },
         );
         runs.push({ total: performance.now() - started, gate: record.gate?.ms ?? 0, outcome: record.outcome });

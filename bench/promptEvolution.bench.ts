@@ -8,7 +8,8 @@
  */
 import { startOfflineServer } from '../src/core/offline/server';
 import { parseScenario } from '../src/core/offline/scenario';
-import { openAiTextModel } from '../src/core/provider/textModel';
+import { DEFAULT_POLICY } from '../src/core/provider/chatModel';
+import { createClient, openAiChatModel } from '../src/core/provider/openaiModel';
 import { runAbTest } from '../src/core/promptEvolution/abTest';
 import { cheapChecks, evaluateCandidates } from '../src/core/promptEvolution/promotionGate';
 import { candidateId } from '../src/core/promptEvolution/proposer';
@@ -52,7 +53,7 @@ export async function run(print: (line: string) => void = console.log): Promise<
   });
   const server = await startOfflineServer({ scenario: () => scenario, countTokens: (t) => Math.ceil(t.length / 4) });
   try {
-    const model = openAiTextModel({ baseURL: server.baseUrl, apiKey: 'bench', model: 'candor-offline' });
+    const model = openAiChatModel(createClient(server.baseUrl, 'bench'), { provider: 'offline', model: 'candor-offline' }, DEFAULT_POLICY);
     const taskSet = parseTaskSets([{ file: 'bench.jsonl', text: Array.from({ length: TASKS }, (_, i) => JSON.stringify({ id: `t${i}`, input: `Task ${i}`, expected: 'PASS', scorer: 'exact' })).join('\n') }]);
     const texts = ['Always cite the file path.', 'Be terse.', 'Explain each step.', 'Ask before large edits.'].slice(0, CANDIDATES).map((line) => PROMPT.replace('Use the workspace language.', `Use the workspace language.\n${line}`));
     const candidates = texts.map((text) => ({ id: candidateId(text), text }));

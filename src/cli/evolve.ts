@@ -1,15 +1,10 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { handOff, runEvolution, type ChangeModel, type SandboxMode } from '../core/evolution';
+import { handOff, runEvolution, type SandboxMode } from '../core/evolution';
 import { isGitGuardError, noUnsavedBuffers } from '../core/git';
-import { heuristicTokens } from '../core/context/heuristic';
-import { demoScenario } from '../core/offline/demoScenario';
-import { parseScenario, type Scenario } from '../core/offline/scenario';
-import { startOfflineServer, type OfflineServer } from '../core/offline/server';
-import { createClient } from '../core/provider/stream';
 import { isEvolutionError } from '../core/evolution/errors';
 import { environmentSecrets } from '../core/redact';
+import { resolveCliModel, UsageError, type CliModel } from './model';
 
 /** Defaults of the `candor.evolution.*` settings. */
 const DEFAULTS = { testCommand: 'npm test', maxChangedLines: 200, maxChangedFiles: 10, timeoutSeconds: 600 };
@@ -19,8 +14,6 @@ export const EVOLVE_USAGE = `  candor evolve --workspace DIR --data-dir DIR [--t
                 [--max-changed-lines N] [--max-changed-files N] [--timeout-seconds N] [--project NAME]
                 [--sandbox required|off]
   candor take BRANCH --workspace DIR --data-dir DIR`;
-
-class UsageError extends Error {}
 
 /** `candor evolve`: one evolution run, headless. Exit 0 for any recorded outcome but `error` (1); 2 for bad usage. */
 export async function evolve(args: string[]): Promise<number> {
@@ -32,7 +25,7 @@ export async function evolve(args: string[]): Promise<number> {
     return 2;
   }
   const { values } = parsed;
-  let offline: OfflineServer | undefined;
+  let resolved: CliModel | undefined;
   const controller = new AbortController();
   const onSigint = (): void => {
     console.log('\ncancelling…');
@@ -42,18 +35,8 @@ export async function evolve(args: string[]): Promise<number> {
   try {
     const dataDir = requireDataDir(values['data-dir']);
     const apiKey = process.env.OPENAI_API_KEY ?? '';
-    let model: ChangeModel;
-    const baseUrl = values['base-url']?.trim() ?? '';
-    if (baseUrl !== '') {
-      if (!values.model) throw new UsageError('--model is required with --base-url');
-      model = { client: createClient(baseUrl, apiKey), model: values.model };
-    } else {
-      const scenario = loadScenario(values.scenario);
-      offline = await startOfflineServer({ scenario: () => scenario, countTokens: heuristicTokens });
-      const name = values.model ?? scenario.models?.[0] ?? 'candor-offline';
-      console.log(`provider: offline demo — scripted replies, not a model (${values.scenario ?? 'built-in demo scenario'})`);
-      model = { client: createClient(offline.baseUrl, 'offline'), model: name };
-    }
+    resolved = await resolveCliModel({ baseUrl: values['base-url'], model: values.model, scenario: values.scenario }, apiKey);
+    if (resolved.offline) console.log(`provider: ${resolved.offline}`);
     const record = await runEvolution(
       {
         workspace: path.resolve(values.workspace ?? process.cwd()),
@@ -64,7 +47,7 @@ export async function evolve(args: string[]): Promise<number> {
         maxChangedLines: positiveInt(values['max-changed-lines'], DEFAULTS.maxChangedLines, '--max-changed-lines'),
         maxChangedFiles: positiveInt(values['max-changed-files'], DEFAULTS.maxChangedFiles, '--max-changed-files'),
         timeoutMs: positiveInt(values['timeout-seconds'], DEFAULTS.timeoutSeconds, '--timeout-seconds') * 1000,
-        model,
+        model: resolved.model,
         unsaved: noUnsavedBuffers,
         secrets: apiKey !== '' ? [apiKey] : [],
         signal: controller.signal,
@@ -85,7 +68,7 @@ export async function evolve(args: string[]): Promise<number> {
     throw err;
   } finally {
     process.removeListener('SIGINT', onSigint);
-    await offline?.close();
+    await resolved?.close();
   }
 }
 
@@ -142,17 +125,6 @@ function requireDataDir(value: string | undefined): string {
   const dataDir = value ?? process.env.CANDOR_DATA_DIR;
   if (!dataDir) throw new UsageError('--data-dir (or CANDOR_DATA_DIR) is required: the folder Candor keeps its data in');
   return path.resolve(dataDir);
-}
-
-function loadScenario(file: string | undefined): Scenario {
-  if (file === undefined) return demoScenario;
-  let json: unknown;
-  try {
-    json = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new UsageError(`cannot read the scenario ${file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  return parseScenario(json, file);
 }
 
 function positiveInt(value: string | undefined, fallback: number, flag: string): number {

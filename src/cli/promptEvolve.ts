@@ -2,14 +2,8 @@ import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { heuristicTokens } from '../core/context/heuristic';
 import { workspaceIdFor } from '../core/memory/location';
-import { demoScenario } from '../core/offline/demoScenario';
-import { parseScenario, type Scenario } from '../core/offline/scenario';
-import { startOfflineServer, type OfflineServer } from '../core/offline/server';
 import { BUILT_IN_PROMPT } from '../core/prompt/systemPrompt';
-import { createClient } from '../core/provider/stream';
-import type { TextModel } from '../core/provider/textModel';
 import { evolvePrompt, type EvolveResult } from '../core/promptEvolution/evolve';
 import { gatherEvidence } from '../core/promptEvolution/evidence';
 import { PromptRegistry } from '../core/promptEvolution/registry';
@@ -20,6 +14,7 @@ import { resolveSettings, SettingsError, type PromptEvolutionSettings } from '..
 import { SqliteFileError } from '../core/promptEvolution/sqliteFile';
 import { readTaskSets } from '../core/promptEvolution/taskSet';
 import { environmentSecrets, type SecretSet } from '../core/redact';
+import { resolveCliModel, UsageError, type CliModel } from './model';
 
 /**
  * `candor prompt-evolve`: one prompt-evolution run, headless. The same core
@@ -48,8 +43,6 @@ function redactedOutput(io: CliOutput, secrets: SecretSet): CliOutput {
   return { out: (line) => io.out(secrets.redact(line)), err: (line) => io.err(secrets.redact(line)) };
 }
 
-class UsageError extends Error {}
-
 const PROMPT_FILE = path.join('.candor', 'prompt.md');
 
 const SETTING_FLAGS = {
@@ -76,7 +69,7 @@ export async function runPromptEvolutionCli(argv: string[], output: CliOutput = 
     controller.abort();
   };
   process.once('SIGINT', onSigint);
-  let offline: OfflineServer | undefined;
+  let resolved: CliModel | undefined;
   let registry: PromptRegistry | undefined;
   try {
     const args = parse(argv);
@@ -96,30 +89,10 @@ export async function runPromptEvolutionCli(argv: string[], output: CliOutput = 
     io.out(`Prompt: ${startBytes === undefined ? `built in (no ${PROMPT_FILE} yet)` : PROMPT_FILE}`);
     io.out(`Tasks: ${taskSet.tasks.length} from ${taskSet.files.map((f) => path.relative(workspace, f)).join(', ')} (hash ${taskSet.hash.slice(0, 12)})`);
 
-    let baseUrl: string;
-    let modelId: string;
-    let provider: string;
-    if (args.baseUrl) {
-      if (!args.model) throw new UsageError('--model is required with --base-url');
-      baseUrl = args.baseUrl;
-      modelId = args.model;
-      provider = baseUrl;
-    } else {
-      const scenario = loadScenario(args.scenario);
-      offline = await startOfflineServer({ scenario: () => scenario, countTokens: heuristicTokens });
-      baseUrl = offline.baseUrl;
-      modelId = args.model ?? scenario.models?.[0] ?? 'candor-offline';
-      provider = 'offline';
-      io.out(`Provider: offline demo — scripted replies, not a model (${args.scenario ?? 'built-in demo scenario'})`);
-    }
-    const client = createClient(baseUrl, offline ? 'offline' : env.OPENAI_API_KEY ?? '');
-    const model: TextModel = {
-      async complete(messages, signal) {
-        const response = await client.chat.completions.create({ model: modelId, messages, stream: false }, { signal });
-        return response.choices[0]?.message?.content ?? '';
-      },
-    };
-    const modelName = `${modelId} @ ${provider}`;
+    resolved = await resolveCliModel(args, env.OPENAI_API_KEY ?? '');
+    if (resolved.offline) io.out(`Provider: ${resolved.offline}`);
+    const { model } = resolved;
+    const modelName = `${model.identity.model} @ ${model.identity.provider}`;
     io.out(`Model: ${modelName}; ${args.settings.concurrency} request(s) in flight`);
 
     // The same scope VS Code uses for this folder: its versions, rollbacks and near-misses, no other workspace's.
@@ -167,7 +140,7 @@ export async function runPromptEvolutionCli(argv: string[], output: CliOutput = 
   } finally {
     process.removeListener('SIGINT', onSigint);
     registry?.close();
-    await offline?.close();
+    await resolved?.close();
   }
 }
 
@@ -296,15 +269,4 @@ function parse(argv: string[]): ParsedArgs {
     ...(values.scenario ? { scenario: values.scenario } : {}),
     settings: resolveSettings(overrides),
   };
-}
-
-function loadScenario(file: string | undefined): Scenario {
-  if (file === undefined) return demoScenario;
-  let json: unknown;
-  try {
-    json = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new UsageError(`cannot read the scenario ${file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  return parseScenario(json, file);
 }

@@ -1,5 +1,5 @@
 import { contentText, type ChatMessage } from '../messages';
-import type { TextModel } from '../provider/textModel';
+import type { TextModel } from '../provider/chatModel';
 import type { Summarize } from './compaction';
 
 const INSTRUCTIONS = [
@@ -35,8 +35,7 @@ function renderMessage(message: ChatMessage): string {
   if (text) lines.push(text);
   if (message.role === 'assistant') {
     for (const call of message.tool_calls ?? []) {
-      const body = call.type === 'function' ? `${call.function.name}(${call.function.arguments})` : `${call.custom.name}(${call.custom.input})`;
-      lines.push(`[tool call ${call.id}] ${body}`);
+      lines.push(`[tool call ${call.id}] ${call.function.name}(${call.function.arguments})`);
     }
   }
   if (message.role === 'tool') lines[0] = `### tool result for ${message.tool_call_id}`;

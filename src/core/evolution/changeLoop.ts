@@ -1,23 +1,10 @@
-import type OpenAI from 'openai';
 import type { ToolHost } from '../chat/tools';
 import type { ChatMessage } from '../messages';
-import { withRetries } from '../provider/retry';
-import { streamChat } from '../provider/stream';
-import type { TextModel } from '../provider/textModel';
+import type { ChatModel } from '../provider/chatModel';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
 import { throwIfCancelled } from './errors';
 import type { SandboxKind } from './sandbox';
-
-export interface ChangeModel {
-  readonly client: OpenAI;
-  readonly model: string;
-  /** Default 60 s, as `candor.request.idleTimeoutSeconds`. */
-  readonly idleTimeoutMs?: number;
-  readonly maxOutputTokens?: number;
-  /** `candor.request.maxRetries` (2): 429, 5xx and connection errors. */
-  readonly maxRetries?: number;
-}
 
 export interface ChangeRequest {
   readonly rant: Rant;
@@ -30,7 +17,8 @@ export interface ChangeRequest {
 }
 
 export interface ChangeLoopOptions {
-  readonly model: ChangeModel;
+  /** Streams each round with its own retry and idle-timeout policy. */
+  readonly model: ChatModel;
   readonly tools: ToolHost;
   /** Requests at most. Default 16. */
   readonly maxRounds?: number;
@@ -96,15 +84,9 @@ export async function runChangeLoop(request: ChangeRequest, options: ChangeLoopO
   let toolCalls = 0;
   for (let round = 1; round <= maxRounds; round++) {
     throwIfCancelled(options.signal);
-    const reply = await withRetries(
-      () =>
-        streamChat(
-          options.model.client,
-          { model: options.model.model, messages, tools: specs, maxOutputTokens: options.model.maxOutputTokens },
-          { idleTimeoutMs: options.model.idleTimeoutMs ?? 60_000, signal: options.signal },
-        ),
+    const reply = await options.model.stream(
+      { messages, tools: specs },
       {
-        maxRetries: options.model.maxRetries ?? 2,
         signal: options.signal,
         onRetry: (n) => options.onNotice?.(`retry ${n.attempt} of ${n.of} in ${Math.round(n.delayMs / 1000)} s: ${n.error.describe()}`),
       },
@@ -130,14 +112,4 @@ function preview(args: string): string {
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? '';
   return line.length > 120 ? `${line.slice(0, 120)}…` : line;
-}
-
-/** The same client as a TextModel (one non-streamed request), for triage. */
-export function textModelOf(model: ChangeModel): TextModel {
-  return {
-    async complete(messages, signal) {
-      const response = await model.client.chat.completions.create({ model: model.model, messages, stream: false, max_tokens: model.maxOutputTokens }, { signal });
-      return response.choices[0]?.message?.content ?? '';
-    },
-  };
 }

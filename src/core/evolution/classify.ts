@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../messages';
-import type { TextModel } from '../provider/textModel';
+import type { TextModel } from '../provider/chatModel';
 import type { Rant } from '../rants';
 
 export type RantClass = 'bug' | 'confusion' | 'request' | 'noise';

@@ -5,6 +5,5 @@ export { classifyByRules, parseTriageReply, TRIAGE_SYSTEM_PROMPT, type RantClass
 export { branchDiff, handOff, rantBranch, revertBranch, RANT_TRAILER } from './ship';
 export { readRuns, type EvolutionRecord, type EvolutionOutcome, type GateSummary } from './record';
 export { repoId, repoPaths, TRIAGE_FILE, EVOLUTION_FILE } from './paths';
-export { textModelOf, type ChangeModel } from './changeLoop';
 export { EvolutionError, isEvolutionError, type EvolutionErrorKind } from './errors';
 export { detectSandbox, isSandboxUnavailable, type Sandbox, type SandboxKind, type SandboxMode, type SandboxUnavailable } from './sandbox';

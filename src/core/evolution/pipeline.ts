@@ -3,10 +3,10 @@ import { candorRantIds, isGitGuardError, noUnsavedBuffers, openWorkspaceRepo, re
 import { newId } from '../ids';
 import { isoNow } from '../jsonl';
 import type { Logger } from '../log';
-import type { TextModel } from '../provider/textModel';
+import type { ChatModel, TextModel } from '../provider/chatModel';
 import { RequestError } from '../provider/requestError';
 import { changeTools } from './changeTools';
-import { runChangeLoop, textModelOf, type ChangeModel } from './changeLoop';
+import { runChangeLoop } from './changeLoop';
 import { isEvolutionError, throwIfCancelled } from './errors';
 import { describeGate, runGate, type GateOptions, type GateResult, type GateStep } from './testGate';
 import { acquireRunLock, type RunLock } from './lock';
@@ -38,7 +38,7 @@ export interface EvolutionOptions {
   /** Each gate command's timeout. */
   readonly timeoutMs: number;
   /** The model of the change phase (and of triage unless `triageModel` is given). Undefined: triage by rules, no change. */
-  readonly model?: ChangeModel;
+  readonly model?: ChatModel;
   readonly triageModel?: TextModel;
   /** The editor's unsaved buffers (the host); the CLI has none. */
   readonly unsaved?: UnsavedBufferSource;
@@ -191,7 +191,7 @@ class EvolutionRun {
   async #triage(): Promise<RantState | undefined> {
     this.#enter('triage');
     const o = this.options;
-    const model = o.triageModel ?? (o.model !== undefined ? textModelOf(o.model) : undefined);
+    const model = o.triageModel ?? o.model;
     const project = o.project ?? path.basename(path.resolve(o.workspace));
     const result = await triage(o.dataDir, { project, model, signal: o.signal, clock: this.#clock });
     const bySource = (source: string): number => result.decisions.filter((d) => d.status === 'triaged' && d.source === source).length;
@@ -234,7 +234,7 @@ class EvolutionRun {
     };
   }
 
-  async #change(picked: RantState, model: ChangeModel, scratch: Scratch, base: string, gatedFile: string): Promise<Ending> {
+  async #change(picked: RantState, model: ChatModel, scratch: Scratch, base: string, gatedFile: string): Promise<Ending> {
     const o = this.options;
     const rants = [picked.rant.id];
     this.#enter('change');

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { appendJsonLine, isoNow, readJsonLines } from '../jsonl';
-import type { TextModel } from '../provider/textModel';
+import type { TextModel } from '../provider/chatModel';
 import { readRants, type Rant } from '../rants';
 import { classifyRants, type RantClass } from './classify';
 import { TRIAGE_FILE, EVOLUTION_FILE } from './paths';

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { silentLogger, type Logger } from '../log';
-import type { TextModel } from '../provider/textModel';
+import type { TextModel } from '../provider/chatModel';
 import { isValidUtf8 } from './bytes';
 import { condenseMessages, summaryText } from './condensePrompt';
 import { errorText, failed, type CondenseOutcome } from './outcome';
@@ -34,7 +34,7 @@ export function backupFileFor(file: string): string {
 const running = new Set<string>();
 
 /**
- * Condenses the memory file with the guarded swap of design §4: the model
+ * Condenses the memory file with a guarded swap (`swap.ts`): the model
  * summarizes a snapshot of the raw bytes; whatever other writers append
  * meanwhile is carried onto the new file verbatim; any other change aborts and
  * leaves the file as they left it. The previous version is kept as `.bak`.

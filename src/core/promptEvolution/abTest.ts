@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../messages';
-import type { TextModel } from '../provider/textModel';
+import type { TextModel } from '../provider/chatModel';
 import type { PairedScore } from './paired';
 import { scoreReply } from './scorers';
 import { Semaphore } from './semaphore';

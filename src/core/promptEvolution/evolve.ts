@@ -1,4 +1,4 @@
-import type { TextModel } from '../provider/textModel';
+import type { TextModel } from '../provider/chatModel';
 import { type AbFailure, type AbNote, type AbProgress, runAbTest } from './abTest';
 import { type CandidateHistory, type CandidateVerdict, type GateCandidate, type GateDecision, cheapChecks, evaluateCandidates } from './promotionGate';
 import { type Candidate, type Evidence, candidateId, proposeCandidates } from './proposer';

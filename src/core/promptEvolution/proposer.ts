@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TextModel } from '../provider/textModel';
+import type { TextModel } from '../provider/chatModel';
 import { extractJson, isPlainObject } from './extractJson';
 
 /**

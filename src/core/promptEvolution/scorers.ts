@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { TextModel } from '../provider/textModel';
+import type { TextModel } from '../provider/chatModel';
 import { extractJson, isPlainObject } from './extractJson';
 import type { EvalTask } from './taskSet';
 

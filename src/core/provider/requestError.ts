@@ -57,3 +57,10 @@ function describeStatus(status: number | undefined, message: string): string {
       return `The provider answered HTTP ${status ?? '?'}: ${message}`;
   }
 }
+
+/** Thrown with what arrived before the failure, so the chat can keep it. */
+export class PartialReplyError extends RequestError {
+  constructor(cause: RequestError, readonly partial: string) {
+    super(cause.kind, cause.message, cause.status, cause.retryAfterMs);
+  }
+}

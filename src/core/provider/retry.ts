@@ -7,7 +7,7 @@ export interface RetryNotice {
   readonly error: RequestError;
 }
 
-export interface RetryPolicy {
+interface RetryPolicy {
   readonly maxRetries: number;
   readonly onRetry?: (notice: RetryNotice) => void;
   readonly signal?: AbortSignal;
@@ -15,9 +15,9 @@ export interface RetryPolicy {
 }
 
 /** Retry-After is honoured up to this bound; longer waits are not worth blocking the chat on. */
-export const MAX_RETRY_AFTER_MS = 30_000;
+const MAX_RETRY_AFTER_MS = 30_000;
 
-export function retryDelayMs(error: RequestError, attempt: number): number {
+function retryDelayMs(error: RequestError, attempt: number): number {
   if (error.retryAfterMs !== undefined) return Math.min(error.retryAfterMs, MAX_RETRY_AFTER_MS);
   return Math.min(500 * 2 ** (attempt - 1), 8_000);
 }
@@ -42,7 +42,7 @@ export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPol
   }
 }
 
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done(): void {

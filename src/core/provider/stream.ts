@@ -1,51 +1,28 @@
 import OpenAI from 'openai';
 import type { ChatMessage, ToolCall, ToolSpec } from '../messages';
 import { redact } from '../redact';
-import { RequestError } from './requestError';
+import type { CompletedRequest, Usage } from './chatModel';
+import { PartialReplyError, RequestError } from './requestError';
 
-export interface ChatRequest {
+/** One attempt as the SDK is asked for it; the adapter fills in the model and the policy. */
+interface ChatRequest {
   readonly model: string;
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly ToolSpec[];
   readonly maxOutputTokens?: number;
 }
 
-export interface StreamOptions {
+interface AttemptOptions {
   readonly idleTimeoutMs: number;
   readonly signal?: AbortSignal;
   readonly onText?: (delta: string) => void;
-}
-
-export interface Usage {
-  readonly promptTokens: number;
-  readonly completionTokens?: number;
-}
-
-/** A completed request: the stream ended normally with a finish_reason. */
-export interface CompletedRequest {
-  readonly content: string;
-  readonly toolCalls: ToolCall[];
-  readonly finishReason: string;
-  readonly usage?: Usage;
-}
-
-/** Thrown with what arrived before the failure, so the chat can keep it. */
-export class PartialReplyError extends RequestError {
-  constructor(cause: RequestError, readonly partial: string) {
-    super(cause.kind, cause.message, cause.status, cause.retryAfterMs);
-  }
-}
-
-export function createClient(baseURL: string, apiKey: string): OpenAI {
-  // Candor owns retrying and shows it: the SDK must never retry behind our back.
-  return new OpenAI({ baseURL, apiKey: apiKey || 'no-key', maxRetries: 0, timeout: 10 * 60_000 });
 }
 
 /**
  * One request, streamed. Resolves only when the stream ended with a
  * finish_reason; every other ending throws a RequestError whose kind says why.
  */
-export async function streamChat(client: OpenAI, request: ChatRequest, options: StreamOptions): Promise<CompletedRequest> {
+export async function streamChat(client: OpenAI, request: ChatRequest, options: AttemptOptions): Promise<CompletedRequest> {
   const controller = new AbortController();
   let idleFired = false;
   const onOuterAbort = (): void => controller.abort();
@@ -69,8 +46,8 @@ export async function streamChat(client: OpenAI, request: ChatRequest, options: 
     const stream = await client.chat.completions.create(
       {
         model: request.model,
-        messages: request.messages as ChatMessage[],
-        tools: request.tools && request.tools.length > 0 ? (request.tools as ToolSpec[]) : undefined,
+        messages: [...request.messages],
+        tools: request.tools && request.tools.length > 0 ? [...request.tools] : undefined,
         max_tokens: request.maxOutputTokens,
         stream: true,
         stream_options: { include_usage: true },
@@ -150,7 +127,7 @@ export function classify(err: unknown, context: FailureContext, secrets: readonl
 }
 
 /** Retry-After in seconds or an HTTP date, as milliseconds. */
-export function parseRetryAfter(value: string | null): number | undefined {
+function parseRetryAfter(value: string | null): number | undefined {
   if (!value) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;

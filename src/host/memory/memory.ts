@@ -2,8 +2,6 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Logger } from '../../core/log';
-import type { ChatMessage } from '../../core/messages';
-import type { TextModel } from '../../core/provider/textModel';
 import { AutoCondense } from '../../core/memory/autoCondense';
 import { condenseMemory, type CondenseFailure, type CondenseFailureReason, type CondenseOutcome } from '../../core/memory/condense';
 import { memoryPath, workspaceIdFor } from '../../core/memory/location';
@@ -180,7 +178,8 @@ export class MemoryFeature extends Disposable {
             progress.report({ message: `waiting for the summary from ${this.deps.providers.identity().model || 'the model'}…` });
             return await condenseMemory({
               file,
-              model: this.summaryModel(),
+              // The chat's model, whatever it is when the summary is asked for.
+              model: this.deps.providers,
               unsavedFiles: () => vscodeUnsavedBuffers.unsavedFiles(),
               signal: controller.signal,
               log: this.deps.log,
@@ -196,17 +195,6 @@ export class MemoryFeature extends Disposable {
     } finally {
       this.running = undefined;
     }
-  }
-
-  /** The chat's provider, one non-streamed request per summary. */
-  private summaryModel(): TextModel {
-    return {
-      complete: async (messages: ChatMessage[], signal?: AbortSignal) => {
-        const { client, identity } = await this.deps.providers.handle();
-        const response = await client.chat.completions.create({ model: identity.model, messages, stream: false }, { signal });
-        return response.choices[0]?.message?.content ?? '';
-      },
-    };
   }
 
   private policyFor(file: string): AutoCondense {

@@ -1,43 +1,42 @@
 import * as fs from 'node:fs';
-import type OpenAI from 'openai';
-import { createClient } from '../../core/provider/stream';
-import { startOfflineServer, type OfflineServer } from '../../core/offline/server';
+import type { ChatModel, RequestPolicy, TextModel } from '../../core/provider/chatModel';
+import { identityOf, ModelResolver, type ModelSettings } from '../../core/provider/resolve';
 import { parseScenario, ScenarioError, type Scenario } from '../../core/offline/scenario';
 import { demoScenario } from '../../core/offline/demoScenario';
-import { providerSlug } from '../../core/context/slug';
+import type { Identity } from '../../core/context/driftEvents';
+import type { ChatMessage } from '../../core/messages';
 import type { Logger } from '../../core/log';
-import type { Identity, ProviderHandle } from '../../core/chat/conversation';
 import type { ProviderInfo } from '../../protocol/chat';
 import type { CandorSettings } from '../settings/config';
 
-export const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
-export const OFFLINE_MODEL = 'candor-offline';
-
-export class ProviderError extends Error {
-  constructor(readonly kind: 'no-model' | 'offline-failed', message: string) {
-    super(message);
-  }
-}
+const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
 
 /**
- * Resolves the provider of each request from the settings in force: a real
+ * The model of each request, from the settings in force: a real
  * OpenAI-compatible endpoint, or — with no base URL — the embedded offline
- * server, started on first use. Both are reached through the same SDK.
+ * server, started on first use. Both go through the core's one resolver and
+ * its one adapter, which keeps the client while base URL, key and model stay
+ * the same. As a TextModel it answers with whatever model is in force then.
  */
-export class Providers {
-  private offline: Promise<OfflineServer> | undefined;
+export class Providers implements TextModel {
+  private readonly resolver: ModelResolver;
   private scenarioCache: { file: string; mtimeMs: number; scenario: Scenario | ScenarioError } | undefined;
 
   constructor(
     private readonly settings: () => CandorSettings,
     private readonly apiKey: () => Promise<string | undefined>,
-    private readonly countTokens: (text: string) => Promise<number>,
+    countTokens: (text: string) => Promise<number>,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.resolver = new ModelResolver({
+      scenario: (server) => this.scenario(server),
+      countTokens,
+      onStart: (baseUrl) => this.log.info(`offline provider listening on ${baseUrl}`),
+    });
+  }
 
   identity(settings = this.settings()): Identity {
-    if (!settings.baseUrl) return { provider: 'offline', model: settings.model || OFFLINE_MODEL };
-    return { provider: providerSlug(settings.baseUrl), model: settings.model };
+    return identityOf(settings);
   }
 
   info(): ProviderInfo {
@@ -51,43 +50,29 @@ export class Providers {
     };
   }
 
-  async handle(): Promise<ProviderHandle> {
-    const settings = this.settings();
-    const identity = this.identity(settings);
-    if (!settings.baseUrl) {
-      const server = await this.offlineServer();
-      return { client: createClient(server.baseUrl, 'offline'), identity };
-    }
-    if (!identity.model) {
-      throw new ProviderError('no-model', 'No model is set for this provider. Run "Candor: Select Model" or set candor.model.');
-    }
-    return { client: createClient(settings.baseUrl, (await this.apiKey()) ?? ''), identity };
+  /** The ChatModel of the settings in force: the same object until they change. */
+  async handle(): Promise<ChatModel> {
+    return this.resolver.resolve(await this.modelSettings());
   }
 
-  /** Base URL and a client for one-off requests (summaries, model lists). */
-  async client(): Promise<{ client: OpenAI; baseUrl: string }> {
-    const settings = this.settings();
-    if (!settings.baseUrl) {
-      const server = await this.offlineServer();
-      return { client: createClient(server.baseUrl, 'offline'), baseUrl: server.baseUrl };
-    }
-    return { client: createClient(settings.baseUrl, (await this.apiKey()) ?? ''), baseUrl: settings.baseUrl };
+  async complete(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<string> {
+    return (await this.handle()).complete(messages, signal);
+  }
+
+  /** The ids the provider lists, for Select Model; empty when it has no list. */
+  async listModels(signal: AbortSignal): Promise<string[]> {
+    return this.resolver.listModels(await this.modelSettings(), signal);
   }
 
   dispose(): void {
-    void this.offline?.then((s) => s.close()).catch(() => undefined);
+    void this.resolver.close().catch(() => undefined);
   }
 
-  private offlineServer(): Promise<OfflineServer> {
-    this.offline ??= (async () => {
-      const server: OfflineServer = await startOfflineServer({ scenario: () => this.scenario(server), countTokens: this.countTokens });
-      this.log.info(`offline provider listening on ${server.baseUrl}`);
-      return server;
-    })().catch((err: unknown) => {
-      this.offline = undefined;
-      throw new ProviderError('offline-failed', `The offline provider could not start: ${String(err)}`);
-    });
-    return this.offline;
+  private async modelSettings(): Promise<ModelSettings> {
+    const settings = this.settings();
+    // The key is read only for a real endpoint: the offline provider never sees it.
+    const apiKey = settings.baseUrl ? (await this.apiKey()) ?? '' : '';
+    return { baseUrl: settings.baseUrl, apiKey, model: settings.model, policy: policyOf(settings) };
   }
 
   /** The scenario in force, re-read when its file changes. A broken file is an error the chat shows, never a silent fallback. */
@@ -118,4 +103,8 @@ export class Providers {
 
 function errorScenario(message: string): Scenario {
   return { rules: [{ respond: { error: { status: 500, message } } }] };
+}
+
+function policyOf(settings: CandorSettings): RequestPolicy {
+  return { idleTimeoutMs: settings.idleTimeoutSeconds * 1000, maxRetries: settings.maxRetries, maxOutputTokens: settings.maxOutputTokens };
 }

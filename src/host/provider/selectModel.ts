@@ -52,14 +52,7 @@ export async function selectModel(settings: Settings, providers: Providers, log:
 
 async function listProviderModels(providers: Providers, log: Logger): Promise<string[]> {
   try {
-    const { client } = await providers.client();
-    const ids: string[] = [];
-    const timeout = AbortSignal.timeout(5000);
-    for await (const model of client.models.list({ signal: timeout })) {
-      ids.push(model.id);
-      if (ids.length >= 200) break;
-    }
-    return ids;
+    return await providers.listModels(AbortSignal.timeout(5000));
   } catch (err) {
     log.info(`the provider has no model list: ${err instanceof Error ? err.message : String(err)}`);
     return [];

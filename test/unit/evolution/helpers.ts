@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import { hashFile, hashTree } from '../../helpers/hashTree';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
-import { createClient } from '../../../src/core/provider/stream';
-import type { ChangeModel } from '../../../src/core/evolution/changeLoop';
+import { modelAt } from '../provider/models';
+import type { ChatModel } from '../../../src/core/provider/chatModel';
 import type { EvolutionOptions } from '../../../src/core/evolution/pipeline';
 import { detectSandbox, type Sandbox } from '../../../src/core/evolution/sandbox';
 import { saveRant, type Rant } from '../../../src/core/rants';
@@ -126,8 +126,8 @@ export class ScriptedModel {
     this.server.resetCounts();
   }
 
-  model(): ChangeModel {
-    return { client: createClient(this.server.baseUrl, 'sk-test-secret-key'), model: 'candor-offline', idleTimeoutMs: 5000, maxRetries: 0 };
+  model(): ChatModel {
+    return modelAt(this.server.baseUrl, { apiKey: 'sk-test-secret-key', identity: { provider: 'offline', model: 'candor-offline' } });
   }
 
   close(): Promise<void> {

@@ -2,11 +2,10 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { classifyByRules, parseTriageReply } from '../../../src/core/evolution/classify';
-import { textModelOf } from '../../../src/core/evolution/changeLoop';
 import { dismissRant, rantStatuses, readDecisions, triage } from '../../../src/core/evolution/triage';
 import { isDuplicateText, jaccard, tokens } from '../../../src/core/evolution/similarity';
 import { appendRun } from '../../../src/core/evolution/record';
-import type { TextModel } from '../../../src/core/provider/textModel';
+import type { TextModel } from '../../../src/core/provider/chatModel';
 import { ScriptedModel, rant, removeTempDirs, tempDir, triageAnswer } from './helpers';
 
 const at = (minute: number): Date => new Date(Date.UTC(2026, 0, 1, 0, minute));
@@ -53,7 +52,7 @@ describe('triage', () => {
       const a = rant(dataDir, 'I never know which model is active', 'p', at(1));
       const b = rant(dataDir, 'meh', 'p', at(2));
       model.use({ rules: [{ match: { system: 'strict JSON' }, respond: { text: '```json\n' + triageAnswer([{ id: a.id, class: 'confusion', note: 'show the model name' }]) + '\n```' } }] });
-      const result = await triage(dataDir, { project: 'p', model: textModelOf(model.model()) });
+      const result = await triage(dataDir, { project: 'p', model: model.model() });
       const byRant = new Map(result.decisions.map((d) => [d.rant, d]));
       assert.deepEqual([byRant.get(a.id)?.class, byRant.get(a.id)?.source, byRant.get(a.id)?.note], ['confusion', 'model', 'show the model name']);
       assert.deepEqual([byRant.get(b.id)?.class, byRant.get(b.id)?.source], ['noise', 'fallback'], 'a rant the model left out falls back');

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
-import { openAiTextModel, type TextModel } from '../../../src/core/provider/textModel';
+import type { TextModel } from '../../../src/core/provider/chatModel';
+import { modelAt } from '../provider/models';
 import { mulberry32, uniform } from '../../../src/core/random';
 
 /** A real OpenAI-compatible server on loopback whose scenario a test can swap at any time. */
@@ -21,7 +22,7 @@ export async function startModelServer(): Promise<ModelServer> {
   const server = await startOfflineServer({ scenario: () => pick(), countTokens: (t) => Math.ceil(t.length / 4) });
   return {
     server,
-    model: openAiTextModel({ baseURL: server.baseUrl, apiKey: 'test-key', model: 'm' }),
+    model: modelAt(server.baseUrl, { apiKey: 'test-key' }),
     use(json) {
       const scenario = parseScenario(json);
       pick = () => scenario;

@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { createClient, streamChat } from '../../../src/core/provider/stream';
 import { RequestError } from '../../../src/core/provider/requestError';
 import { REDACTED } from '../../../src/core/redact';
 import { patternlessKey, startEchoServer, type EchoServer } from './echoServer';
+import { modelAt } from './models';
 
 const user = [{ role: 'user' as const, content: 'hi' }];
 
@@ -27,8 +27,8 @@ describe('a provider that echoes the Authorization header (real HTTP on loopback
     assert.ok(err.message.includes(key), 'an unredacted error message holds the key');
   });
 
-  it('streamChat fails with an http RequestError whose message and description hold no key', async () => {
-    const err = await streamChat(createClient(server.baseUrl, key), { model: 'm', messages: user }, { idleTimeoutMs: 5000 }).catch((e: unknown) => e);
+  it('stream fails with an http RequestError whose message and description hold no key', async () => {
+    const err = await modelAt(server.baseUrl, { apiKey: key }).stream({ messages: user }).catch((e: unknown) => e);
     assert.equal(server.seen[0], `Bearer ${key}`, 'the request carried the key');
     assert.ok(err instanceof RequestError, String(err));
     assert.equal(err.kind, 'http');
@@ -43,10 +43,23 @@ describe('a provider that echoes the Authorization header (real HTTP on loopback
     it(`HTTP ${status}: the description shown in the chat keeps the provider's message without the key`, async () => {
       await server.close();
       server = await startEchoServer(status);
-      const err = await streamChat(createClient(server.baseUrl, key), { model: 'm', messages: user }, { idleTimeoutMs: 5000 }).catch((e: unknown) => e);
+      const err = await modelAt(server.baseUrl, { apiKey: key }).stream({ messages: user }).catch((e: unknown) => e);
       assert.ok(err instanceof RequestError);
       assert.match(err.describe(), /Incorrect API key provided/);
       assert.ok(!err.describe().includes(key), err.describe());
     });
   }
+
+  it('complete fails the same way: an http RequestError that keeps the provider\'s words and drops the key', async () => {
+    const err = await modelAt(server.baseUrl, { apiKey: key }).complete(user).catch((e: unknown) => e);
+    assert.equal(server.seen[0], `Bearer ${key}`, 'the request carried the key');
+    assert.ok(err instanceof RequestError, String(err));
+    assert.equal(err.kind, 'http');
+    assert.equal(err.status, 401);
+    for (const text of [err.message, err.describe(), String(err), err.stack ?? '']) {
+      assert.ok(!text.includes(key), `the key leaked: ${text}`);
+    }
+    assert.match(err.message, /Incorrect API key provided/);
+    assert.ok(err.message.includes(REDACTED));
+  });
 });

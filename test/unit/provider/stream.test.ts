@@ -2,9 +2,9 @@ import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
-import { createClient, streamChat, PartialReplyError } from '../../../src/core/provider/stream';
 import { withRetries } from '../../../src/core/provider/retry';
-import { RequestError } from '../../../src/core/provider/requestError';
+import { PartialReplyError, RequestError } from '../../../src/core/provider/requestError';
+import { modelAt } from './models';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
 const user = (content: string) => [{ role: 'user' as const, content }];
@@ -26,7 +26,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   it('a completed request streams text in pieces and reports prompt_tokens', async () => {
     use({ rules: [{ respond: { text: 'hello there, general kenobi' }, chunkChars: 5 }] });
     const pieces: string[] = [];
-    const result = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: user('hi') }, { idleTimeoutMs: 5000, onText: (d) => pieces.push(d) });
+    const result = await modelAt(server.baseUrl).stream({ messages: user('hi') }, { onText: (d) => pieces.push(d) });
     assert.equal(result.content, 'hello there, general kenobi');
     assert.ok(pieces.length >= 5, `expected several deltas, got ${pieces.length}`);
     assert.equal(result.finishReason, 'stop');
@@ -35,14 +35,14 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('usage:false completes without usage (the anchor-loss case)', async () => {
     use({ rules: [{ respond: { text: 'ok' }, usage: false }] });
-    const result = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: user('hi') }, { idleTimeoutMs: 5000 });
+    const result = await modelAt(server.baseUrl).stream({ messages: user('hi') });
     assert.equal(result.finishReason, 'stop');
     assert.equal(result.usage, undefined);
   });
 
   it('tool calls arrive whole, with finish_reason tool_calls', async () => {
     use({ rules: [{ respond: { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] } }] });
-    const result = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: user('list') }, { idleTimeoutMs: 5000 });
+    const result = await modelAt(server.baseUrl).stream({ messages: user('list') });
     assert.equal(result.finishReason, 'tool_calls');
     assert.equal(result.toolCalls.length, 1);
     assert.equal(result.toolCalls[0]?.function.name, 'list_files');
@@ -52,7 +52,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   for (const [status, kind, retryable] of [[401, 'http', false], [404, 'http', false], [429, 'http', true], [500, 'http', true]] as const) {
     it(`HTTP ${status} is a RequestError of kind ${kind}, retryable=${retryable}`, async () => {
       use({ rules: [{ respond: { error: { status, message: 'scripted' } } }] });
-      const err = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: user('hi') }, { idleTimeoutMs: 5000 }).then(
+      const err = await modelAt(server.baseUrl).stream({ messages: user('hi') }).then(
         () => assert.fail('should have failed'),
         (e: unknown) => e,
       );
@@ -65,7 +65,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('a stream cut mid-reply is "cut" and keeps the partial text', async () => {
     use({ rules: [{ respond: { text: 'a'.repeat(200) }, cutAfterChars: 30, chunkChars: 10 }] });
-    const err = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: user('hi') }, { idleTimeoutMs: 5000 }).catch((e: unknown) => e);
+    const err = await modelAt(server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
     assert.ok(err instanceof PartialReplyError, `got ${String(err)}`);
     assert.equal(err.kind, 'cut');
     assert.equal(err.partial, 'a'.repeat(30));
@@ -73,7 +73,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('a malformed SSE chunk is reported, not swallowed', async () => {
     use({ rules: [{ respond: { text: 'b'.repeat(50) }, malformedAfterChars: 10, chunkChars: 10 }] });
-    const err = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: user('hi') }, { idleTimeoutMs: 5000 }).catch((e: unknown) => e);
+    const err = await modelAt(server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError, `got ${String(err)}`);
     assert.ok(['malformed', 'cut'].includes(err.kind), err.kind);
     assert.notEqual((err as RequestError).kind, 'cancelled');
@@ -82,7 +82,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   it('a stall past the idle timeout is "idle-timeout"', async () => {
     use({ rules: [{ respond: { text: 'late' }, holdMs: 1500 }] });
     const started = Date.now();
-    const err = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: user('hi') }, { idleTimeoutMs: 300 }).catch((e: unknown) => e);
+    const err = await modelAt(server.baseUrl, { policy: { idleTimeoutMs: 300 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError);
     assert.equal(err.kind, 'idle-timeout');
     assert.ok(Date.now() - started < 1400, 'should not wait for the stalled server');
@@ -92,8 +92,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
     use({ rules: [{ respond: { text: 'c'.repeat(400) }, chunkChars: 10, chunkDelayMs: 20 }] });
     const controller = new AbortController();
     let seen = 0;
-    const err = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: user('hi') }, {
-      idleTimeoutMs: 5000,
+    const err = await modelAt(server.baseUrl).stream({ messages: user('hi') }, {
       signal: controller.signal,
       onText: (d) => {
         seen += d.length;
@@ -107,31 +106,41 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('connection refused is "connection" and retryable', async () => {
     const port = await freePort();
-    const err = await streamChat(createClient(`http://127.0.0.1:${port}/v1`, 'k'), { model: 'm', messages: user('hi') }, { idleTimeoutMs: 5000 }).catch((e: unknown) => e);
+    const err = await modelAt(`http://127.0.0.1:${port}/v1`).stream({ messages: user('hi') }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError);
     assert.equal(err.kind, 'connection');
     assert.equal(err.retryable, true);
   });
 
-  it('the retry policy retries a 500 then succeeds, announcing each retry', async () => {
+  it("the model's retry policy retries a 500 then succeeds, announcing each retry and reporting each attempt", async () => {
     use({ rules: [{ respond: { error: { status: 500 } }, times: 2 }, { respond: { text: 'recovered' } }] });
-    const notices: number[] = [];
-    const client = createClient(server.baseUrl, 'k');
-    const result = await withRetries(() => streamChat(client, { model: 'm', messages: user('hi') }, { idleTimeoutMs: 5000 }), {
-      maxRetries: 2,
-      onRetry: (n) => notices.push(n.attempt),
-      sleep: async () => undefined,
+    const log: string[] = [];
+    const result = await modelAt(server.baseUrl, { policy: { maxRetries: 2 } }).stream({ messages: user('hi') }, {
+      onAttempt: () => log.push('attempt'),
+      onAttemptEnd: (ending) => log.push(ending.completed ? 'completed' : `failed ${ending.error.status ?? ''}`),
+      onRetry: (n) => log.push(`retry ${n.attempt} of ${n.of} in ${n.delayMs} ms`),
     });
     assert.equal(result.content, 'recovered');
-    assert.deepEqual(notices, [1, 2]);
+    assert.deepEqual(log, [
+      'attempt', 'failed 500', 'retry 1 of 2 in 500 ms',
+      'attempt', 'failed 500', 'retry 2 of 2 in 1000 ms',
+      'attempt', 'completed',
+    ]);
     assert.equal(server.requests.length, 3);
+  });
+
+  it('a policy without retries makes one request and fails with the error', async () => {
+    use({ rules: [{ respond: { error: { status: 500 } }, times: 1 }, { respond: { text: 'too late' } }] });
+    const err = await modelAt(server.baseUrl, { policy: { maxRetries: 0 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    assert.ok(err instanceof RequestError && err.status === 500, String(err));
+    assert.equal(server.requests.length, 1);
   });
 
   it('Retry-After is honoured and capped at 30 s; 401 is never retried', async () => {
     use({ rules: [{ respond: { error: { status: 429, retryAfterSeconds: 120 } }, times: 1 }, { respond: { error: { status: 401 } } }] });
     const delays: number[] = [];
-    const client = createClient(server.baseUrl, 'k');
-    const err = await withRetries(() => streamChat(client, { model: 'm', messages: user('hi') }, { idleTimeoutMs: 5000 }), {
+    const model = modelAt(server.baseUrl);
+    const err = await withRetries(() => model.stream({ messages: user('hi') }), {
       maxRetries: 5,
       onRetry: (n) => delays.push(n.delayMs),
       sleep: async () => undefined,

@@ -1,0 +1,113 @@
+import type { LocalServer, ServerKind } from './localServers';
+
+/**
+ * The context window a local server runs with: not the model's trained
+ * maximum, which a gauge would read as 5% while the server has already cut
+ * the start of the prompt. Each kind keeps it in its own place; the README's
+ * "Local model servers" names the page each reader relies on.
+ */
+
+/** Where the window in use came from: the tooltip of the gauge names it. */
+export type WindowSource = 'settings' | 'server' | 'default';
+
+export interface WindowInUse {
+  readonly tokens: number;
+  readonly source: WindowSource;
+  /** What the server reported, also when the user's setting wins. */
+  readonly server?: number;
+}
+
+/**
+ * `candor.contextWindow` when the user set it, else the server's window,
+ * else the setting's default.
+ */
+export function windowInUse(setting: { readonly tokens: number; readonly explicit: boolean }, server: number | undefined): WindowInUse {
+  const reported = server !== undefined ? { server } : {};
+  if (setting.explicit) return { tokens: setting.tokens, source: 'settings', ...reported };
+  if (server !== undefined) return { tokens: server, source: 'server', server };
+  return { tokens: setting.tokens, source: 'default' };
+}
+
+export interface ReadOptions {
+  readonly signal: AbortSignal;
+  /** Sent only to a server that gets the key anyway (`sendKey`). */
+  readonly headers?: Record<string, string>;
+}
+
+/** A positive whole number of tokens, or undefined for anything else. */
+function tokensOf(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function list(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.map(record).filter((r): r is Record<string, unknown> => r !== undefined) : [];
+}
+
+/** Ollama names `llama3.2` and `llama3.2:latest` the same model. */
+function sameModel(a: unknown, model: string): boolean {
+  if (typeof a !== 'string') return false;
+  const plain = (name: string): string => name.replace(/:latest$/, '');
+  return a === model || plain(a) === plain(model);
+}
+
+/** Ollama: `GET /api/ps`, `models[].context_length` of the model while it is loaded. */
+export function ollamaWindow(body: unknown, model: string): number | undefined {
+  const loaded = list(record(body)?.models).find((m) => sameModel(m.model, model) || sameModel(m.name, model));
+  return tokensOf(loaded?.context_length);
+}
+
+/** llama.cpp: `GET /props`, `default_generation_settings.n_ctx` (the context of one slot). */
+export function llamaCppWindow(body: unknown): number | undefined {
+  return tokensOf(record(record(body)?.default_generation_settings)?.n_ctx);
+}
+
+/** vLLM: `GET /v1/models`, `data[].max_model_len` of the served model. */
+export function vllmWindow(body: unknown, model: string): number | undefined {
+  return tokensOf(list(record(body)?.data).find((m) => m.id === model)?.max_model_len);
+}
+
+/** LM Studio 0.4+: `GET /api/v1/models`, `models[].loaded_instances[].config.context_length`. */
+export function lmStudioWindow(body: unknown, model: string): number | undefined {
+  const entry = list(record(body)?.models).find((m) => m.key === model || list(m.loaded_instances).some((i) => i.id === model));
+  const instances = list(entry?.loaded_instances);
+  const instance = instances.find((i) => i.id === model) ?? instances[0];
+  return tokensOf(record(instance?.config)?.context_length);
+}
+
+/** LM Studio 0.3: `GET /api/v0/models`, `data[].loaded_context_length` of a model whose state is "loaded". */
+export function lmStudioV0Window(body: unknown, model: string): number | undefined {
+  const entry = list(record(body)?.data).find((m) => m.id === model && m.state === 'loaded');
+  return tokensOf(entry?.loaded_context_length);
+}
+
+/** The JSON a GET answers with; undefined for a failure, a non-2xx status or a body that is not JSON. */
+export async function getJson(url: string, options: ReadOptions): Promise<unknown> {
+  try {
+    const response = await fetch(url, { signal: options.signal, headers: { accept: 'application/json', ...options.headers }, redirect: 'error' });
+    if (!response.ok) return undefined;
+    return (await response.json()) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+type Reader = (origin: string, model: string, options: ReadOptions) => Promise<number | undefined>;
+
+const READERS: Readonly<Record<ServerKind, Reader>> = {
+  ollama: async (origin, model, o) => ollamaWindow(await getJson(`${origin}/api/ps`, o), model),
+  llamacpp: async (origin, _model, o) => llamaCppWindow(await getJson(`${origin}/props`, o)),
+  vllm: async (origin, model, o) => vllmWindow(await getJson(`${origin}/v1/models`, o), model),
+  lmstudio: async (origin, model, o) =>
+    lmStudioWindow(await getJson(`${origin}/api/v1/models`, o), model) ?? lmStudioV0Window(await getJson(`${origin}/api/v0/models`, o), model),
+  // A generic server documents no window.
+  openai: () => Promise.resolve(undefined),
+};
+
+/** The window the server at 127.0.0.1 runs `model` with; undefined when it reports none (e.g. not loaded). */
+export function readServerWindow(server: Pick<LocalServer, 'kind' | 'port'>, model: string, options: ReadOptions): Promise<number | undefined> {
+  return READERS[server.kind](`http://127.0.0.1:${server.port}`, model, options);
+}
