@@ -74,7 +74,6 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       setBusy(message.busy);
       setProvider(message.provider);
       if (message.gauge) setGauge(message.gauge);
-      if (message.git) setGit(message.git);
       welcome.hidden = !message.welcome || message.entries.length > 0;
       $('session-title').textContent = message.sessionTitle;
       $('untrusted').hidden = message.trusted;
@@ -91,13 +90,6 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'replaceText':
       replaceText(message.id, message.text);
       break;
-    case 'entryDone': {
-      const item = entries.get(message.id);
-      item?.el.classList.remove('streaming');
-      item?.el.setAttribute('aria-busy', 'false');
-      if (item) renderBody(item.el, item.entry, item.text);
-      break;
-    }
     case 'busy':
       setBusy(message.busy);
       break;
@@ -158,7 +150,8 @@ function addEntry(entry: TranscriptEntry): void {
     el.setAttribute('aria-busy', 'true');
   }
   renderBody(el, entry, text);
-  // An entry sent again under the same id replaces the old one (a cut stream becomes an incomplete reply).
+  // An entry sent again under the same id replaces the old one in place: a streamed reply becomes its
+  // record's entry (the whole reply, or an incomplete one), an error's Retry goes once something follows it.
   const previous = entries.get(entry.id)?.el;
   entries.set(entry.id, { entry, el, text });
   if (previous?.isConnected) previous.replaceWith(el);

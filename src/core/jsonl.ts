@@ -4,11 +4,15 @@ import * as path from 'node:path';
 /**
  * Durable JSON-lines files. Every JSONL file of Candor goes through here.
  *
- * Appends are one `write` of one whole line on a descriptor opened with
- * O_APPEND, so two processes appending at once interleave whole lines and
- * never tear each other's bytes (lines stay well under PIPE_BUF-independent
- * limits because O_APPEND writes to regular files are atomic per call on
+ * A batch of lines is one `write` on a descriptor opened with O_APPEND, so two
+ * processes appending at once interleave whole lines and never tear each
+ * other's bytes (O_APPEND writes to regular files are atomic per call on
  * Linux and macOS local filesystems).
+ *
+ * Two ways to append: `appendJsonLine` writes and fsyncs before it returns
+ * (rare records: rants, triage, evolution runs, drift events), and
+ * `AppendQueue` writes and fsyncs on libuv's threads, in order, so the chat's
+ * records never block the extension host (docs/architecture.md, "Sessions").
  *
  * Reads are tolerant: a line that is not JSON, not an object, or cut short is
  * skipped and counted; nothing is ever removed from the file.
@@ -31,11 +35,7 @@ export interface AppendOptions {
 }
 
 export function appendJsonLine(file: string, record: object, options: AppendOptions = {}): void {
-  const line = JSON.stringify(record);
-  if (line.includes('\n')) {
-    // JSON.stringify never emits a raw newline; guard against a future change.
-    throw new Error('refusing to append a record that serializes across lines');
-  }
+  const line = jsonLine(record);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const fd = fs.openSync(file, 'a+');
   try {
@@ -45,6 +45,15 @@ export function appendJsonLine(file: string, record: object, options: AppendOpti
   } finally {
     fs.closeSync(fd);
   }
+}
+
+function jsonLine(record: object): string {
+  const line = JSON.stringify(record);
+  if (line.includes('\n')) {
+    // JSON.stringify never emits a raw newline; guard against a future change.
+    throw new Error('refusing to append a record that serializes across lines');
+  }
+  return line;
 }
 
 /**
@@ -60,6 +69,103 @@ function needsLeadingNewline(fd: number): boolean {
   return last[0] !== 0x0a;
 }
 
+/**
+ * Appends that do not wait: `append` returns at once and the line is written
+ * and fsynced in the background, after every line appended to that file
+ * before it. Lines that queue up while a write is under way go out together
+ * in the next write (one write, one fsync). `flushed` is the acknowledgement:
+ * once it resolves, every line appended before the call is on disk.
+ */
+export class AppendQueue {
+  private readonly files = new Map<string, FileAppends>();
+
+  append(file: string, record: object): void {
+    const line = jsonLine(record);
+    let queue = this.files.get(file);
+    if (!queue) {
+      queue = new FileAppends(file);
+      this.files.set(file, queue);
+    }
+    queue.push(line);
+  }
+
+  /**
+   * Resolves when every line appended so far (to `file`, or to any file) is
+   * on disk; rejects with the first write that failed since the last flush.
+   */
+  async flushed(file?: string): Promise<void> {
+    const queues = file === undefined ? [...this.files.values()] : [this.files.get(file)].filter((q) => q !== undefined);
+    const failures = await Promise.all(queues.map((q) => q.settled()));
+    const failure = failures.find((f) => f !== undefined);
+    if (failure !== undefined) throw failure;
+  }
+}
+
+class FileAppends {
+  /** Lines waiting for the write under way to finish; they go out together. */
+  private waiting: string[] | undefined;
+  /** Settles when the newest batch has been written or has failed. */
+  private last: Promise<void> = Promise.resolve();
+  private failure: Error | undefined;
+
+  constructor(private readonly file: string) {}
+
+  push(line: string): void {
+    if (this.waiting) {
+      this.waiting.push(line);
+      return;
+    }
+    const batch = [line];
+    this.waiting = batch;
+    this.last = this.last
+      .then(() => {
+        // From here on, new lines start the next batch: this one is being written.
+        if (this.waiting === batch) this.waiting = undefined;
+        return appendLines(this.file, batch);
+      })
+      .catch((err: unknown) => {
+        this.failure ??= err instanceof Error ? err : new Error(String(err));
+      });
+  }
+
+  /** Waits for every batch so far; returns (and forgets) the first failure among them. */
+  async settled(): Promise<Error | undefined> {
+    let last: Promise<void>;
+    do {
+      last = this.last;
+      await last;
+    } while (last !== this.last);
+    const failure = this.failure;
+    this.failure = undefined;
+    return failure;
+  }
+}
+
+async function appendLines(file: string, lines: readonly string[]): Promise<void> {
+  await fs.promises.mkdir(path.dirname(file), { recursive: true });
+  const handle = await fs.promises.open(file, 'a+');
+  try {
+    const { size } = await handle.stat();
+    let prefix = '';
+    if (size > 0) {
+      const { buffer } = await handle.read(Buffer.alloc(1), 0, 1, size - 1);
+      if (buffer[0] !== 0x0a) prefix = '\n';
+    }
+    const data = Buffer.from(`${prefix}${lines.join('\n')}\n`, 'utf8');
+    // One write call carries the whole batch; a short write (rare on local files) continues where it stopped.
+    for (let written = 0; written < data.length; ) {
+      const { bytesWritten } = await handle.write(data, written, data.length - written, null);
+      written += bytesWritten;
+    }
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The one queue of this process: session records go through it, and the extension flushes it when it stops. */
+export const appendQueue = new AppendQueue();
+
 export function readJsonLines<T = Record<string, unknown>>(file: string): JsonlRead<T> {
   let text: string;
   try {
@@ -69,6 +175,71 @@ export function readJsonLines<T = Record<string, unknown>>(file: string): JsonlR
     throw err;
   }
   return parseJsonLines<T>(text);
+}
+
+export interface TailRead<T> extends JsonlRead<T> {
+  /** The file was replaced, removed or cut shorter: what earlier reads returned no longer holds. */
+  readonly restarted: boolean;
+  /** The file ends in bytes after its last newline: a line still being written, or cut short. */
+  readonly pending: boolean;
+}
+
+/**
+ * Follows a JSON-lines file that this and other processes append to. The
+ * first read takes the whole file; each later one only the complete lines
+ * added since, so a reader that keeps its own totals never replays the file.
+ */
+export class JsonlTail<T = Record<string, unknown>> {
+  private offset = 0;
+  private lines = 0;
+  private identity: string | undefined;
+
+  constructor(readonly file: string) {}
+
+  read(): TailRead<T> {
+    let fd: number;
+    try {
+      fd = fs.openSync(this.file, 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      const restarted = this.identity !== undefined;
+      this.reset(undefined);
+      return { records: [], skipped: [], restarted, pending: false };
+    }
+    try {
+      const stat = fs.fstatSync(fd);
+      const identity = `${stat.dev}:${stat.ino}`;
+      const restarted = this.identity !== undefined && (identity !== this.identity || stat.size < this.offset);
+      if (restarted) this.reset(identity);
+      this.identity = identity;
+      const length = stat.size - this.offset;
+      if (length <= 0) return { records: [], skipped: [], restarted, pending: false };
+      const buffer = Buffer.alloc(length);
+      let got = 0;
+      while (got < length) {
+        const n = fs.readSync(fd, buffer, got, length - got, this.offset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      // A newline byte never occurs inside a UTF-8 sequence: cutting after one never splits a character.
+      const complete = got === 0 ? 0 : buffer.lastIndexOf(0x0a, got - 1) + 1;
+      const text = buffer.toString('utf8', 0, complete);
+      const { records, skipped } = parseJsonLines<T>(text);
+      const base = this.lines;
+      this.lines += text.split('\n').length - 1;
+      this.offset += complete;
+      const pending = buffer.toString('utf8', complete, got).trim() !== '';
+      return { records, skipped: skipped.map((s) => ({ ...s, lineNumber: s.lineNumber + base })), restarted, pending };
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  private reset(identity: string | undefined): void {
+    this.offset = 0;
+    this.lines = 0;
+    this.identity = identity;
+  }
 }
 
 export function parseJsonLines<T = Record<string, unknown>>(text: string): JsonlRead<T> {

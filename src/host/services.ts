@@ -3,6 +3,7 @@ import { buildSystemPrompt } from '../core/prompt/systemPrompt';
 import { agentTools } from '../core/tools/agentTools';
 import { bundledTokenizerModules } from '../core/context/tokenizer/workerTokenizer';
 import { environmentSecrets } from '../core/redact';
+import { appendQueue } from '../core/jsonl';
 import { DisposableStore } from './platform/lifecycle';
 import { createLog } from './platform/log';
 import { Settings, confirmWorkspaceUrls } from './settings/config';
@@ -55,13 +56,13 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   );
   store.add({ dispose: () => providers.dispose() });
   const gauge = store.add(new StatusGauge());
-  // The view and the controller know each other; the view's messages wait for the controller.
-  const late: { chat?: ChatController } = {};
-  const view = store.add(new ChatView(context.extensionUri, (message) => void late.chat?.handle(message).catch((err: unknown) => log.error(`chat: ${String(err)}`)), log, secrets));
+  // The view knows no feature: each one registers the messages it owns with the view's router, below.
+  const view = store.add(new ChatView(context.extensionUri, log, secrets));
   const git = store.add(new WorkspaceGit(log, (info) => view.post({ type: 'git', git: info }), () => ({
     secrets: secrets.values(),
     openRepositoryInParentFolders: settings.read().openRepositoryInParentFolders,
   })));
+  store.add(view.onDidBecomeReady(() => view.post({ type: 'git', git: git.info })));
   const proposals = store.add(new EditProposals());
   const memory = store.add(new MemoryFeature({ dataDir: data.dir, settings, providers, log, notify }));
   const toolHost = agentTools({
@@ -80,21 +81,23 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     estimators,
     view,
     gauge,
-    state: context.globalState,
+    workspaceState: context.workspaceState,
+    globalState: context.globalState,
     log,
     secrets,
     tools: () => toolHost,
-    extraInit: () => ({ git: git.info }),
     trace: promptEvolution.traceSink(),
-    feedback: (replyId, value, session) => promptEvolution.feedback(replyId, value, session),
-    rantSaved: (rantId, session) => promptEvolution.linkRant(rantId, session),
-    dismissRant: (id) => evolution.dismiss(id),
-    takeBranch: (branch) => evolution.takeBranch(branch),
-    showDiff: (branch) => evolution.showDiff(branch),
-    postRants: () => view.post(rantsMessage(evolution)),
     systemPrompt: async () => buildSystemPrompt({ prompt: (await promptEvolution.currentPromptText()).text, memory: await memory.promptText(), toolNames: toolHost.specs().map((t) => t.function.name) }),
   }));
-  late.chat = chat;
+  // Each feature handles the chat view's messages it owns (docs/architecture.md, "One message, end to end").
+  view.router.register('chat', chat.messageHandlers());
+  view.router.register('evolution', evolution.messageHandlers());
+  view.router.register('prompt evolution', promptEvolution.messageHandlers(() => chat.currentSession.id));
+  store.add(view.onDidBecomeReady(() => view.post(rantsMessage(evolution))));
+  store.add(chat.onDidSaveRant((rant) => {
+    promptEvolution.linkRant(rant.id, rant.session);
+    view.post(rantsMessage(evolution));
+  }));
   for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log, secrets })) store.add(d);
 
   store.add(vscode.workspace.onDidChangeConfiguration((e) => {
@@ -107,4 +110,15 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   void confirmWorkspaceUrls(settings).then(() => chat.refresh());
   log.info(`activated in ${Math.round(performance.now() - started)} ms`);
   return store;
+}
+
+/**
+ * Resolves when every record appended to a session file is on disk; for
+ * `deactivate`, whose promise VS Code waits for. VS Code disposes the
+ * subscriptions in the same turn as it calls `deactivate`: waiting one turn
+ * first lets what disposal appends (a stopped reply) join the flush.
+ */
+export async function flushWrites(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await appendQueue.flushed().catch(() => undefined);
 }

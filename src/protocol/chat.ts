@@ -66,7 +66,6 @@ export type HostMessage =
       readonly busy: boolean;
       readonly provider: ProviderInfo;
       readonly gauge?: GaugeState;
-      readonly git?: GitInfo;
       readonly trusted: boolean;
       readonly welcome: boolean;
       readonly sessionTitle: string;
@@ -74,7 +73,6 @@ export type HostMessage =
   | { readonly type: 'entry'; readonly entry: TranscriptEntry }
   | { readonly type: 'delta'; readonly id: string; readonly text: string }
   | ReplaceTextMessage
-  | { readonly type: 'entryDone'; readonly id: string }
   | { readonly type: 'busy'; readonly busy: boolean }
   | { readonly type: 'gauge'; readonly gauge: GaugeState }
   | { readonly type: 'provider'; readonly provider: ProviderInfo }

@@ -1,13 +1,11 @@
-import type OpenAI from 'openai';
 import type { Logger } from '../log';
 import { SecretSet } from '../redact';
 import { newId } from '../ids';
 import type { ChatMessage } from '../messages';
 import type { Session } from '../session/session';
-import { streamChat, PartialReplyError, type CompletedRequest } from '../provider/stream';
-import { withRetries } from '../provider/retry';
-import { RequestError } from '../provider/requestError';
-import { clip, type TranscriptEntry } from './transcript';
+import type { ChatModel, CompletedRequest } from '../provider/chatModel';
+import { PartialReplyError, RequestError } from '../provider/requestError';
+import { Transcript, type TranscriptEntry } from './transcript';
 import { shouldCompact } from '../context/compaction';
 import type { ToolHost } from './tools';
 import type { GaugeState } from '../context/gauge';
@@ -22,14 +20,6 @@ export interface ChatSettings {
   readonly contextWindow: number;
   readonly thresholdPercent: number;
   readonly keepTurns: number;
-  readonly idleTimeoutMs: number;
-  readonly maxRetries: number;
-  readonly maxOutputTokens?: number;
-}
-
-export interface ProviderHandle {
-  readonly client: OpenAI;
-  readonly identity: Identity;
 }
 
 export interface Compactor {
@@ -40,7 +30,6 @@ export interface Compactor {
 export type ChatEvent =
   | { readonly type: 'entry'; readonly entry: TranscriptEntry }
   | { readonly type: 'delta'; readonly id: string; readonly text: string }
-  | { readonly type: 'entryDone'; readonly id: string }
   | { readonly type: 'busy'; readonly busy: boolean }
   | { readonly type: 'gauge'; readonly gauge: GaugeState };
 
@@ -69,7 +58,8 @@ export interface ConversationDeps {
   readonly driftTotals: () => DriftTotals;
   /** The local estimate of a payload, with the tokenizer of the model. */
   readonly estimate: (model: string, messages: readonly ChatMessage[]) => Promise<number>;
-  readonly provider: () => Promise<ProviderHandle>;
+  /** The model of the settings in force; its policy says how requests are retried and cut. */
+  readonly provider: () => Promise<ChatModel>;
   readonly settings: () => ChatSettings;
   readonly systemPrompt: () => Promise<string>;
   readonly tools: () => ToolHost;
@@ -97,9 +87,16 @@ const MAX_TOOL_ROUNDS = 12;
 export class Conversation {
   private running: AbortController | undefined;
   private readonly secrets: SecretSet;
+  private readonly transcript = new Transcript();
 
   constructor(private readonly deps: ConversationDeps) {
     this.secrets = deps.secrets ?? new SecretSet();
+    // What the view shows comes from the records, through the same mapping a
+    // reload uses; only a reply still streaming is shown before its record.
+    for (const record of deps.session.all()) this.transcript.add(record);
+    deps.session.onAppend((record) => {
+      for (const entry of this.transcript.add(record)) deps.emit({ type: 'entry', entry });
+    });
   }
 
   get busy(): boolean {
@@ -116,8 +113,7 @@ export class Conversation {
       return;
     }
     const turn = newId();
-    const id = this.deps.session.addMessage(turn, { role: 'user', content: text });
-    this.deps.emit({ type: 'entry', entry: { id, kind: 'user', text } });
+    this.deps.session.addMessage(turn, { role: 'user', content: text });
     await this.run(turn);
   }
 
@@ -142,7 +138,6 @@ export class Conversation {
     const result = await this.deps.compactor.compact(this.deps.session, this.deps.settings().keepTurns, signal ?? new AbortController().signal);
     this.deps.gate.afterCompaction();
     this.persistGate();
-    this.notice(undefined, 'info', `Compacted ${result.replaced} earlier messages into a summary.`);
     await this.publishGauge();
     return result;
   }
@@ -182,6 +177,7 @@ export class Conversation {
     this.deps.emit({ type: 'busy', busy: true });
     try {
       for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+        if (!(await this.saved(turn))) return;
         const reply = await this.request(turn, controller.signal);
         if (!reply) return;
         if (reply.toolCalls.length === 0) return;
@@ -194,6 +190,7 @@ export class Conversation {
       this.notice(turn, 'warning', `Stopped after ${MAX_TOOL_ROUNDS} tool rounds in one turn. Send a message to go on.`);
     } finally {
       this.running = undefined;
+      await this.deps.session.flushed().catch((err: unknown) => this.deps.log.error(`session file: ${String(err)}`));
       this.deps.emit({ type: 'busy', busy: false });
       await this.publishGauge().catch((err: unknown) => this.deps.log.error(`gauge: ${String(err)}`));
     }
@@ -202,7 +199,7 @@ export class Conversation {
   /** One request, with the gate before it. Returns undefined when the turn ended in an error. */
   private async request(turn: string, signal: AbortSignal): Promise<CompletedRequest | undefined> {
     const settings = this.deps.settings();
-    let provider: ProviderHandle;
+    let provider: ChatModel;
     try {
       provider = await this.deps.provider();
     } catch (err) {
@@ -227,54 +224,46 @@ export class Conversation {
     }
     const replyId = newId();
     let started = false;
-    const record = (fields: Pick<RequestTrace, 'completed' | 'error' | 'promptTokens' | 'completionTokens' | 'toolCalls'>, startedAt: number): void => {
+    let startedAt = Date.now();
+    const record = (fields: Pick<RequestTrace, 'completed' | 'error' | 'promptTokens' | 'completionTokens' | 'toolCalls'>): void => {
       try {
         this.deps.trace?.({ session: this.deps.session.id, turn, replyId, model: provider.identity.model, provider: provider.identity.provider, estimate: estNow, durationMs: Date.now() - startedAt, ...fields });
       } catch (err) {
         this.deps.log.warn(`trace: ${String(err)}`);
       }
     };
-    const attempt = async (): Promise<CompletedRequest> => {
-      const startedAt = Date.now();
-      const projection = this.deps.gate.beforeRequest(provider.identity, estNow);
-      if (projection.newWarning) {
-        this.notice(turn, 'warning', `The provider did not report usage for the last reply: the context count is now an estimate (${provider.identity.model} @ ${provider.identity.provider}). This is counted in the drift view.`);
-      }
-      this.deps.log.info(`request: ${provider.identity.model} @ ${provider.identity.provider}, ${payload.length} messages, est ${estNow}, projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'})`);
-      this.publishProjection(projection);
-      try {
-        const result = await streamChat(
-          provider.client,
-          { model: provider.identity.model, messages: payload, tools: this.deps.tools().specs(), maxOutputTokens: settings.maxOutputTokens },
-          {
-            idleTimeoutMs: settings.idleTimeoutMs,
-            signal,
-            onText: (delta) => {
-              if (!started) {
-                started = true;
-                this.deps.emit({ type: 'entry', entry: { id: replyId, kind: 'assistant', text: '', streaming: true } });
-              }
-              this.deps.emit({ type: 'delta', id: replyId, text: delta });
-            },
-          },
-        );
-        this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, estSent: estNow });
-        this.deps.log.info(`completed: finish ${result.finishReason}, prompt_tokens ${result.usage?.promptTokens ?? 'not reported'}`);
-        record({ completed: true, promptTokens: result.usage?.promptTokens, completionTokens: result.usage?.completionTokens, toolCalls: result.toolCalls.map((c) => c.function.name) }, startedAt);
-        return result;
-      } catch (err) {
-        this.deps.gate.afterRequest({ completed: false, estSent: estNow });
-        record({ completed: false, error: err instanceof RequestError ? err.kind : 'error', toolCalls: [] }, startedAt);
-        throw err;
-      } finally {
-        this.persistGate();
-      }
-    };
-
     try {
-      const result = await withRetries(attempt, {
-        maxRetries: settings.maxRetries,
+      // Each attempt, retries included, is a request: it passes the gate and is traced.
+      const result = await provider.stream({ messages: payload, tools: this.deps.tools().specs() }, {
         signal,
+        onAttempt: () => {
+          startedAt = Date.now();
+          const projection = this.deps.gate.beforeRequest(provider.identity, estNow);
+          if (projection.newWarning) {
+            this.notice(turn, 'warning', `The provider did not report usage for the last reply: the context count is now an estimate (${provider.identity.model} @ ${provider.identity.provider}). This is counted in the drift view.`);
+          }
+          this.deps.log.info(`request: ${provider.identity.model} @ ${provider.identity.provider}, ${payload.length} messages, est ${estNow}, projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'})`);
+          this.publishProjection(projection);
+        },
+        onText: (delta) => {
+          if (!started) {
+            started = true;
+            this.deps.emit({ type: 'entry', entry: { id: replyId, kind: 'assistant', text: '', streaming: true } });
+          }
+          this.deps.emit({ type: 'delta', id: replyId, text: delta });
+        },
+        onAttemptEnd: (ending) => {
+          if (ending.completed) {
+            const { result } = ending;
+            this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, estSent: estNow });
+            this.deps.log.info(`completed: finish ${result.finishReason}, prompt_tokens ${result.usage?.promptTokens ?? 'not reported'}`);
+            record({ completed: true, promptTokens: result.usage?.promptTokens, completionTokens: result.usage?.completionTokens, toolCalls: result.toolCalls.map((c) => c.function.name) });
+          } else {
+            this.deps.gate.afterRequest({ completed: false, estSent: estNow });
+            record({ completed: false, error: ending.error.kind, toolCalls: [] });
+          }
+          this.persistGate();
+        },
         onRetry: (n) => {
           this.deps.log.warn(`retry ${n.attempt}/${n.of} in ${n.delayMs} ms after ${n.error.kind} ${n.error.status ?? ''}`);
           this.notice(turn, 'info', `${n.error.describe()} Retrying (${n.attempt} of ${n.of}) in ${(n.delayMs / 1000).toFixed(1)} s…`);
@@ -283,23 +272,16 @@ export class Conversation {
       const message: ChatMessage = result.toolCalls.length > 0
         ? { role: 'assistant', content: result.content || null, tool_calls: result.toolCalls }
         : { role: 'assistant', content: result.content };
-      // The reply keeps the id its streaming entry had, so a reload shows the same entry.
-      const recordId = this.deps.session.addMessage(turn, message, replyId);
-      if (started) this.deps.emit({ type: 'entryDone', id: replyId });
-      else if (result.content) this.deps.emit({ type: 'entry', entry: { id: recordId, kind: 'assistant', text: result.content } });
-      for (const call of result.toolCalls) {
-        this.deps.emit({ type: 'entry', entry: { id: `${recordId}:${call.id}`, kind: 'tool-call', name: call.function.name, args: call.function.arguments } });
-      }
+      // The reply keeps the id its streaming entry had: its record's entry replaces the streamed one.
+      this.deps.session.addMessage(turn, message, replyId);
       return result;
     } catch (err) {
       const error = err instanceof RequestError ? err : new RequestError('cut', err instanceof Error ? err.message : String(err));
       if (err instanceof PartialReplyError && err.partial) {
         // A partial reply is only ever shown, never sent again: it is stored redacted.
-        const partial = this.secrets.redact(err.partial);
-        this.deps.session.append({ type: 'partial', id: replyId, turn, text: partial });
-        // The streaming entry becomes what a reload shows: an incomplete reply.
-        if (started) this.deps.emit({ type: 'entry', entry: { id: replyId, kind: 'partial', text: partial } });
-      } else if (started) this.deps.emit({ type: 'entryDone', id: replyId });
+        // Under the streaming entry's id: the streamed text becomes an incomplete reply.
+        this.deps.session.append({ type: 'partial', id: replyId, turn, text: this.secrets.redact(err.partial) });
+      }
       this.deps.log.error(this.secrets.redact(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`));
       this.notice(turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
       return undefined;
@@ -312,7 +294,6 @@ export class Conversation {
       const result = await this.deps.compactor.compact(this.deps.session, keepTurns, signal);
       this.deps.gate.afterCompaction();
       this.persistGate();
-      this.notice(turn, 'info', `Compacted ${result.replaced} earlier messages into a summary.`);
       this.deps.log.info(`compaction: replaced ${result.replaced} messages`);
     } catch (err) {
       // A failed summary leaves the history as it was; the request goes on.
@@ -335,8 +316,7 @@ export class Conversation {
         }
       }
       this.deps.log.info(`tool ${call.function.name}: ${Buffer.byteLength(output)} bytes`);
-      const id = this.deps.session.addMessage(turn, { role: 'tool', tool_call_id: call.id, content: output });
-      this.deps.emit({ type: 'entry', entry: { id, kind: 'tool-result', name: call.function.name, text: clip(output), bytes: Buffer.byteLength(output) } });
+      this.deps.session.addMessage(turn, { role: 'tool', tool_call_id: call.id, content: output });
     }
   }
 
@@ -344,11 +324,24 @@ export class Conversation {
     this.deps.session.append({ type: 'gate', state: this.deps.gate.snapshot() });
   }
 
+  /**
+   * The model is asked only about records already on disk, so a crash never
+   * leaves a reply to a message the file lacks. A write that failed ends the
+   * turn with an error that can be retried.
+   */
+  private async saved(turn: string): Promise<boolean> {
+    try {
+      await this.deps.session.flushed();
+      return true;
+    } catch (err) {
+      this.deps.log.error(`session file: ${String(err)}`);
+      this.notice(turn, 'error', `The session file could not be written: ${err instanceof Error ? err.message : String(err)}`, true);
+      return false;
+    }
+  }
+
   /** Notices are built from errors (a provider's body among them): stored and shown redacted. */
   private notice(turn: string | undefined, level: 'info' | 'warning' | 'error', raw: string, retryable = false): void {
-    const text = this.secrets.redact(raw);
-    const id = newId();
-    this.deps.session.append({ type: 'notice', id, turn, level, text, retryable: retryable || undefined });
-    this.deps.emit({ type: 'entry', entry: { id, kind: 'notice', level, text, retryable: retryable || undefined } });
+    this.deps.session.append({ type: 'notice', id: newId(), turn, level, text: this.secrets.redact(raw), retryable: retryable || undefined });
   }
 }

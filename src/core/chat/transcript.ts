@@ -1,65 +1,113 @@
+import { assertNever } from '../assertNever';
 import { contentText } from '../messages';
+import type { SessionRecord } from '../session/records';
 import type { Session } from '../session/session';
 
-/** What the chat shows. Built from the session's records on load, and streamed as deltas while a turn runs. */
+/**
+ * What the chat shows. Built from the session's records by one mapping,
+ * `Transcript`, both on load and live; while a reply streams, its entry grows
+ * by deltas until its record replaces it.
+ */
 export type TranscriptEntry =
   | { readonly id: string; readonly kind: 'user'; readonly text: string }
   | { readonly id: string; readonly kind: 'assistant'; readonly text: string; readonly streaming?: boolean }
   | { readonly id: string; readonly kind: 'partial'; readonly text: string }
   | { readonly id: string; readonly kind: 'tool-call'; readonly name: string; readonly args: string }
   | { readonly id: string; readonly kind: 'tool-result'; readonly name: string; readonly text: string; readonly bytes: number }
-  | { readonly id: string; readonly kind: 'notice'; readonly level: 'info' | 'warning' | 'error'; readonly text: string; readonly retryable?: boolean }
+  | { readonly id: string; readonly kind: 'notice'; readonly level: 'info' | 'warning' | 'error'; readonly text: string; readonly retryable?: true }
   | { readonly id: string; readonly kind: 'summary'; readonly text: string };
+
+type NoticeEntry = Extract<TranscriptEntry, { kind: 'notice' }>;
 
 /** Tool results longer than this are cut in the transcript (the model got them whole). */
 const TRANSCRIPT_TOOL_CHARS = 4000;
 
-export function transcriptOf(session: Session): TranscriptEntry[] {
-  const entries: TranscriptEntry[] = [];
-  const toolNames = new Map<string, string>();
-  for (const record of session.all()) {
+/**
+ * The one mapping from session records to transcript entries (docs/architecture.md,
+ * "One message, end to end"). Records go in one at a time, in file order;
+ * each `add` returns the entries to show: new ones, and earlier ones that
+ * changed (an entry sent again under its id replaces the one shown). The
+ * transcript after a reload is this mapping run over the file, so what a
+ * reload shows is what was shown live.
+ */
+export class Transcript {
+  private readonly list: TranscriptEntry[] = [];
+  private readonly positions = new Map<string, number>();
+  private readonly toolNames = new Map<string, string>();
+  /** The notice whose Retry still works: the newest retryable error, while nothing but bookkeeping came after it. */
+  private retryable: NoticeEntry | undefined;
+
+  add(record: SessionRecord): TranscriptEntry[] {
+    // Gate snapshots and partial replies do not end a failed turn's chance to be retried (Session.retryableTurn).
+    const changed = record.type === 'gate' || record.type === 'partial' ? [] : this.endRetry();
+    return [...changed, ...this.entriesOf(record).map((entry) => this.put(entry))];
+  }
+
+  entries(): TranscriptEntry[] {
+    return [...this.list];
+  }
+
+  private entriesOf(record: SessionRecord): TranscriptEntry[] {
     switch (record.type) {
       case 'message': {
         const m = record.message;
-        if (m.role === 'user') entries.push({ id: record.id, kind: 'user', text: contentText(m) });
-        else if (m.role === 'assistant') {
+        if (m.role === 'user') return [{ id: record.id, kind: 'user', text: contentText(m) }];
+        if (m.role === 'assistant') {
           const text = contentText(m);
-          if (text) entries.push({ id: record.id, kind: 'assistant', text });
+          const entries: TranscriptEntry[] = text ? [{ id: record.id, kind: 'assistant', text }] : [];
           for (const call of m.tool_calls ?? []) {
-            if (call.type !== 'function') continue;
-            toolNames.set(call.id, call.function.name);
+            this.toolNames.set(call.id, call.function.name);
             entries.push({ id: `${record.id}:${call.id}`, kind: 'tool-call', name: call.function.name, args: call.function.arguments });
           }
-        } else if (m.role === 'tool') {
-          const text = contentText(m);
-          entries.push({ id: record.id, kind: 'tool-result', name: toolNames.get(m.tool_call_id) ?? 'tool', text: clip(text), bytes: Buffer.byteLength(text) });
+          return entries;
         }
-        break;
+        if (m.role === 'tool') {
+          const text = contentText(m);
+          return [{ id: record.id, kind: 'tool-result', name: this.toolNames.get(m.tool_call_id) ?? 'tool', text: clip(text), bytes: Buffer.byteLength(text) }];
+        }
+        return [];
       }
       case 'partial':
-        entries.push({ id: record.id, kind: 'partial', text: record.text });
-        break;
-      case 'notice':
-        entries.push({ id: record.id, kind: 'notice', level: record.level, text: record.text, retryable: record.retryable });
-        break;
+        return [{ id: record.id, kind: 'partial', text: record.text }];
+      case 'notice': {
+        const notice: NoticeEntry = { id: record.id, kind: 'notice', level: record.level, text: record.text };
+        if (!record.retryable || !record.turn) return [notice];
+        this.retryable = { ...notice, retryable: true };
+        return [this.retryable];
+      }
       case 'compaction':
-        entries.push({ id: record.id, kind: 'summary', text: `Compacted ${record.replaces.length} earlier messages into a summary.` });
-        break;
+        return [{ id: record.id, kind: 'summary', text: `Compacted ${record.replaces.length} earlier messages into a summary.` }];
+      case 'meta':
+      case 'gate':
+        return [];
       default:
-        break;
+        return assertNever(record, 'session record');
     }
   }
-  // Only the newest error can still be retried.
-  const retryTurn = session.retryableTurn();
-  return entries.map((e, i) => (e.kind === 'notice' && e.retryable && (!retryTurn || i !== lastRetryable(entries)) ? { ...e, retryable: false } : e));
+
+  /** Only the newest error can still be retried, and only until something else happens. */
+  private endRetry(): TranscriptEntry[] {
+    const shown = this.retryable;
+    if (!shown) return [];
+    this.retryable = undefined;
+    const { retryable: _retryable, ...plain } = shown;
+    return [this.put(plain)];
+  }
+
+  private put(entry: TranscriptEntry): TranscriptEntry {
+    const at = this.positions.get(entry.id);
+    if (at === undefined) {
+      this.positions.set(entry.id, this.list.length);
+      this.list.push(entry);
+    } else this.list[at] = entry;
+    return entry;
+  }
 }
 
-function lastRetryable(entries: TranscriptEntry[]): number {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i];
-    if (e?.kind === 'notice' && e.retryable) return i;
-  }
-  return -1;
+export function transcriptOf(session: Session): TranscriptEntry[] {
+  const transcript = new Transcript();
+  for (const record of session.all()) transcript.add(record);
+  return transcript.entries();
 }
 
 export function clip(text: string, max = TRANSCRIPT_TOOL_CHARS): string {

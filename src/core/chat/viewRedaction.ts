@@ -7,14 +7,15 @@ import type { TranscriptEntry } from './transcript';
  * on its accumulated text, never delta by delta, so a key split across two
  * deltas is still caught: the raw text stays here, the whole is redacted, and
  * only the new part of the redacted text is posted. When redaction changes
- * text the view already has, the entry's text is replaced instead.
+ * text the view already has, the entry's text is replaced instead. The
+ * stream ends when its record's entry (the whole reply, or the partial one)
+ * comes under the same id, redacted whole.
  */
 
 /** The stream messages rewritten here; `replaceText` is the only one the redaction adds. */
 export type StreamMessage =
   | { readonly type: 'entry'; readonly entry: TranscriptEntry }
   | { readonly type: 'delta'; readonly id: string; readonly text: string }
-  | { readonly type: 'entryDone'; readonly id: string }
   | { readonly type: 'replaceText'; readonly id: string; readonly text: string };
 
 /**
@@ -51,7 +52,7 @@ export class ViewRedaction {
 
   constructor(private readonly secrets: SecretSet) {}
 
-  /** The messages to post in place of `message`: none, one, or a catch-up before `entryDone`. */
+  /** The messages to post in place of `message`: none or one. */
   messages<M extends { readonly type: string }>(message: M): Array<M | StreamMessage> {
     const stream = message as unknown as StreamMessage;
     switch (stream.type) {
@@ -59,8 +60,6 @@ export class ViewRedaction {
         return [this.entry(stream.entry)];
       case 'delta':
         return this.delta(stream.id, stream.text);
-      case 'entryDone':
-        return [...this.finish(stream.id), stream];
       default:
         // A full refresh replaces the view's entries: a stream still running has no entry there any more.
         if (message.type === 'init') this.streams.clear();
@@ -69,14 +68,14 @@ export class ViewRedaction {
   }
 
   private entry(entry: TranscriptEntry): StreamMessage {
-    // Any other entry under a streaming id (a cut reply becomes a partial one) ends that stream.
+    // The record's entry under a streaming id (the whole reply, or a partial one) ends that stream.
     this.streams.delete(entry.id);
     if (entry.kind !== 'assistant' || !entry.streaming) return { type: 'entry', entry: this.secrets.redactDeep(entry) };
     const stream: Stream = { done: '', tail: '', shownDone: 0, shownTail: '' };
     this.streams.set(entry.id, stream);
     this.append(stream, entry.text);
     stream.shownDone = stream.done.length;
-    stream.shownTail = this.visibleTail(stream, true);
+    stream.shownTail = this.visibleTail(stream);
     return { type: 'entry', entry: { ...entry, text: stream.done + stream.shownTail } };
   }
 
@@ -85,14 +84,7 @@ export class ViewRedaction {
     // A delta of no known stream has no entry in the view to go to: it is not sent (alone, it could hold half a key).
     if (!stream) return [];
     this.append(stream, text);
-    return this.update(id, stream, this.visibleTail(stream, true));
-  }
-
-  private finish(id: string): StreamMessage[] {
-    const stream = this.streams.get(id);
-    if (!stream) return [];
-    this.streams.delete(id);
-    return this.update(id, stream, this.visibleTail(stream, false));
+    return this.update(id, stream, this.visibleTail(stream));
   }
 
   /** The view has `done[0, shownDone) + shownTail`; it should have `done + tail`. Only the new part is compared. */
@@ -138,8 +130,9 @@ export class ViewRedaction {
     }
   }
 
-  private visibleTail(stream: Stream, holdBack: boolean): string {
-    return this.secrets.redact(holdBack ? stream.tail.slice(0, stream.tail.length - this.heldLength(stream.tail)) : stream.tail);
+  /** The growing line as the view may show it: redacted, with what may be the start of a secret held back. */
+  private visibleTail(stream: Stream): string {
+    return this.secrets.redact(stream.tail.slice(0, stream.tail.length - this.heldLength(stream.tail)));
   }
 
   /** How much of the growing line's end may be the start of a secret. */

@@ -1,5 +1,4 @@
-import * as fs from 'node:fs';
-import { appendJsonLine, isoNow, readJsonLines } from '../jsonl';
+import { appendJsonLine, isoNow, JsonlTail } from '../jsonl';
 import type { AnchorDriftRecord, AnchorLossRecord, DriftEvent, DriftRecord, DriftSink, DriftTotals } from './driftEvents';
 import { Tally, type OpenWindow } from './tally';
 
@@ -7,7 +6,7 @@ import { Tally, type OpenWindow } from './tally';
 export interface DriftRead {
   /** Valid events in file order. */
   readonly events: DriftRecord[];
-  /** Recomputed from the events (see tally.ts for what each counts). */
+  /** Counted from the events (see tally.ts for what each counts). */
   readonly totals: DriftTotals;
   /** Per session, the last window not closed by an `anchor_drift`. */
   readonly open: OpenWindow[];
@@ -18,16 +17,27 @@ export interface DriftRead {
 /**
  * `drift.jsonl`, through the durable JSONL module. Every line has `"v": 1`
  * and an ISO-8601 UTC `ts`. An `anchor_drift` line carries the totals as they
- * stand after it, recomputed from the file at write time, so two windows
+ * stand after it, counted over the whole file at write time, so two windows
  * appending to one file and a restart all continue the same count.
+ *
+ * The file is read whole once; after that each read takes only the lines
+ * appended since (by this window or another), so closing a window costs the
+ * new lines, not a replay of the file (docs/architecture.md, "Sessions").
  */
 export class DriftLog implements DriftSink {
-  private cache: { size: number; mtimeMs: number; read: DriftRead } | undefined;
+  private readonly tail: JsonlTail<unknown>;
+  private tally = new Tally();
+  private events: DriftRecord[] = [];
+  private skipped = 0;
+  /** The last read, until the file changes (the gauge's tooltip asks often). */
+  private read: Omit<DriftRead, 'skipped'> | undefined;
 
   constructor(
     readonly file: string,
     private readonly clock: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.tail = new JsonlTail(file);
+  }
 
   record(event: DriftEvent): void {
     const ts = isoNow(this.clock);
@@ -36,41 +46,48 @@ export class DriftLog implements DriftSink {
       appendJsonLine(this.file, line);
       return;
     }
-    const tally = replay(readDriftFile(this.file).events);
+    // Counted on a copy: the line itself is counted when a later read finds it in the file.
+    this.catchUp();
+    const tally = this.tally.copy();
     const withoutTotals = { v: 1 as const, ...event, ts };
     tally.add({ ...withoutTotals, totals: tally.totals });
     const line: AnchorDriftRecord = { ...withoutTotals, totals: tally.totals };
     appendJsonLine(this.file, line);
   }
 
-  /** Reads the file again only when it changed (the gauge's tooltip asks often). */
   readDrift(): DriftRead {
-    let stat: fs.Stats | undefined;
-    try {
-      stat = fs.statSync(this.file);
-    } catch {
-      stat = undefined;
+    const pending = this.catchUp();
+    if (!this.read) {
+      const { totals, open } = this.tally.result();
+      this.read = { events: [...this.events], totals, open };
     }
-    const cached = this.cache;
-    if (stat && cached && cached.size === stat.size && cached.mtimeMs === stat.mtimeMs) return cached.read;
-    const read = readDriftFile(this.file);
-    this.cache = stat ? { size: stat.size, mtimeMs: stat.mtimeMs, read } : undefined;
-    return read;
+    // A line still being written (or cut short for good) counts as skipped while it is incomplete, as a whole read would count it.
+    return { ...this.read, skipped: this.skipped + (pending ? 1 : 0) };
+  }
+
+  /** Counts the lines appended since the last read; returns whether the file ends in an incomplete line. */
+  private catchUp(): boolean {
+    const read = this.tail.read();
+    if (read.restarted) {
+      this.tally = new Tally();
+      this.events = [];
+      this.skipped = 0;
+    }
+    for (const record of read.records) {
+      if (isDriftRecord(record)) {
+        this.events.push(record);
+        this.tally.add(record);
+      } else this.skipped++;
+    }
+    this.skipped += read.skipped.length;
+    if (read.restarted || read.records.length > 0 || read.skipped.length > 0) this.read = undefined;
+    return read.pending;
   }
 }
 
+/** The whole file, read once. */
 export function readDriftFile(file: string): DriftRead {
-  const { records, skipped } = readJsonLines<unknown>(file);
-  const events = records.filter(isDriftRecord);
-  const tally = replay(events);
-  const { totals, open } = tally.result();
-  return { events, totals, open, skipped: skipped.length + records.length - events.length };
-}
-
-function replay(events: readonly DriftRecord[]): Tally {
-  const tally = new Tally();
-  for (const event of events) tally.add(event);
-  return tally;
+  return new DriftLog(file).readDrift();
 }
 
 export function isDriftRecord(value: unknown): value is DriftRecord {

@@ -1,9 +1,10 @@
 import type { AnchorLossRecord, DriftRecord, DriftTotals, LossReason } from './driftEvents';
 
 /**
- * Totals are recomputed from the events in the file, never kept in a private
- * counter, so that they continue across restarts and agree between two
- * windows (processes) appending to the same file.
+ * Totals are counted from the events in the file, in file order, never kept
+ * in a counter of one process alone, so that they continue across restarts
+ * and agree between two windows (processes) appending to the same file. The
+ * drift log feeds a Tally each line once, as the file grows.
  *
  * - `windows`: loss windows opened. An `anchor_loss` opens one unless it is
  *   the `no-usage` loss joining an open window of the same session that
@@ -35,7 +36,7 @@ interface MutableWindow {
   reasons: Set<LossReason>;
 }
 
-/** Replays the events in file order. */
+/** Counts the events in file order. */
 export class Tally {
   private windows = 0;
   private warned = 0;
@@ -60,6 +61,19 @@ export class Tally {
     }
     this.windows++;
     this.openBySession.set(record.session, { losses: [record], reasons: new Set([record.reason]) });
+  }
+
+  /** An independent tally at the same point, to count an event that is not in the file yet. */
+  copy(): Tally {
+    const copy = new Tally();
+    copy.windows = this.windows;
+    copy.warned = this.warned;
+    copy.drifts = this.drifts;
+    copy.absDeltaSum = this.absDeltaSum;
+    for (const [session, window] of this.openBySession) {
+      copy.openBySession.set(session, { losses: [...window.losses], reasons: new Set(window.reasons) });
+    }
+    return copy;
   }
 
   get totals(): DriftTotals {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { appendJsonLine, isoNow, readJsonLines } from '../jsonl';
+import { appendQueue, isoNow, readJsonLines } from '../jsonl';
 import { newId } from '../ids';
 import { contentText, type ChatMessage } from '../messages';
 import { isSessionRecord, type SessionRecord } from './records';
@@ -18,13 +18,24 @@ export interface SessionSummary {
  * One chat session on disk. The history the model sees is derived from the
  * records: messages in order, minus those a compaction replaced, plus the
  * compaction summaries in their place.
+ *
+ * A record is in memory (and told to listeners) when `append` returns, and
+ * on disk once `flushed()` resolves: the write and its fsync happen off the
+ * caller's thread, in order (docs/architecture.md, "Sessions").
  */
 export class Session {
   private readonly records: SessionRecord[] = [];
+  private readonly listeners = new Set<(record: SessionRecord) => void>();
   /** Lines that could not be read when the session was opened. */
   readonly skippedLines: number;
 
-  private constructor(readonly id: string, readonly file: string, records: SessionRecord[], skipped: number, private readonly clock: () => Date) {
+  private constructor(
+    readonly id: string,
+    readonly file: string,
+    records: SessionRecord[],
+    skipped: number,
+    private readonly clock: () => Date,
+  ) {
     this.records = records;
     this.skippedLines = skipped;
   }
@@ -45,9 +56,21 @@ export class Session {
 
   append(draft: Draft<SessionRecord>): SessionRecord {
     const record = { v: 1, ts: isoNow(this.clock), ...draft } as SessionRecord;
-    appendJsonLine(this.file, record);
+    appendQueue.append(this.file, record);
     this.records.push(record);
+    for (const listener of this.listeners) listener(record);
     return record;
+  }
+
+  /** Calls `listener` with every record appended from now on, in order. Returns the unsubscribe. */
+  onAppend(listener: (record: SessionRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves when every record appended so far is on disk; rejects if a write failed. */
+  flushed(): Promise<void> {
+    return appendQueue.flushed(this.file);
   }
 
   addMessage(turn: string, message: ChatMessage, id = newId()): string {

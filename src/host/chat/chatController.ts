@@ -9,15 +9,15 @@ import { listSessions, Session } from '../../core/session/session';
 import { saveRant } from '../../core/rants';
 import type { Logger } from '../../core/log';
 import type { SecretSet } from '../../core/redact';
-import type { ChatMessage } from '../../core/messages';
 import type { GaugeState } from '../../core/context/gauge';
-import type { HostMessage, WebviewMessage } from '../../protocol/chat';
 import type { Settings } from '../settings/config';
 import type { Providers } from '../provider/provider';
 import type { Estimators } from '../context/estimators';
 import type { ChatView } from './chatView';
 import type { StatusGauge } from '../context/statusGauge';
 import { Disposable } from '../platform/lifecycle';
+import { CURRENT_SESSION_KEY, takeCurrentSession } from './currentSession';
+import type { MessageHandlers } from './router';
 
 export interface ChatControllerDeps {
   readonly dataDir: string;
@@ -26,29 +26,23 @@ export interface ChatControllerDeps {
   readonly estimators: Estimators;
   readonly view: ChatView;
   readonly gauge: StatusGauge;
-  readonly state: vscode.Memento;
+  /** Remembers the current session for this workspace. */
+  readonly workspaceState: vscode.Memento;
+  /** Where versions before kept it for every window; read once, to migrate. */
+  readonly globalState: vscode.Memento;
   readonly log: Logger;
   /** The extension host's one SecretSet: notices, partial replies, traces and messages shown are redacted with it. */
   readonly secrets: SecretSet;
   readonly systemPrompt: () => Promise<string>;
   readonly tools: () => ToolHost;
   /** Every request that ended (the prompt-evolution trace store). */
-  readonly trace?: (trace: RequestTrace) => void;
-  /** Thumbs up/down on a reply. */
-  readonly feedback?: (replyId: string, value: 'up' | 'down', session: string) => void;
-  /** A rant was saved from the chat or the palette. */
-  readonly rantSaved?: (rantId: string, session: string | null) => void;
-  /** Rant list actions from the chat view. */
-  readonly dismissRant?: (id: string) => Promise<void>;
-  readonly takeBranch?: (branch: string) => Promise<void>;
-  readonly showDiff?: (branch: string) => Promise<void>;
-  /** Posts the rants list (after init and whenever it changes). */
-  readonly postRants?: () => void;
-  /** Extra things for the `init` message (git state), filled in by other features. */
-  readonly extraInit?: () => Partial<Extract<HostMessage, { type: 'init' }>>;
+  readonly trace: (trace: RequestTrace) => void;
 }
 
-const CURRENT_SESSION_KEY = 'candor.currentSession';
+export interface SavedRant {
+  readonly id: string;
+  readonly session: string | null;
+}
 
 /**
  * Owns the current session and its conversation, and connects them to the
@@ -59,11 +53,17 @@ export class ChatController extends Disposable {
   private conversation: Conversation;
   private readonly driftLog: DriftLog;
   private lastGauge: GaugeState | undefined;
+  private readonly rantSaved = this.register(new vscode.EventEmitter<SavedRant>());
+  /** A rant was saved, from the chat or the palette. */
+  readonly onDidSaveRant = this.rantSaved.event;
 
   constructor(private readonly deps: ChatControllerDeps) {
     super();
     this.driftLog = new DriftLog(path.join(deps.dataDir, 'drift.jsonl'));
     this.conversation = this.openInitial();
+    this.register(deps.view.onDidBecomeReady(() => void this.sendInit()));
+    // Records still on their way to disk when the extension stops are written before it goes.
+    this.register({ dispose: () => void this.conversation.session.flushed().catch((err: unknown) => deps.log.error(`session file: ${String(err)}`)) });
   }
 
   get sessionsDir(): string {
@@ -78,39 +78,16 @@ export class ChatController extends Disposable {
     return this.driftLog;
   }
 
-  async handle(message: WebviewMessage): Promise<void> {
-    this.deps.log.trace(`view: ${message.type}`);
-    switch (message.type) {
-      case 'ready':
-        await this.sendInit();
-        break;
-      case 'send':
-        await this.send(message.text);
-        break;
-      case 'stop':
-        this.conversation.stop();
-        break;
-      case 'retry':
+  /** The chat's own messages from the view: the conversation's. */
+  messageHandlers(): MessageHandlers<'chat'> {
+    return {
+      send: (message) => this.send(message.text),
+      stop: () => this.conversation.stop(),
+      retry: async () => {
         await this.prepare();
         await this.conversation.retry();
-        break;
-      case 'runCommand':
-        await vscode.commands.executeCommand(message.command);
-        break;
-      case 'feedback':
-        this.deps.log.info(`feedback ${message.value} on ${message.entryId}`);
-        this.deps.feedback?.(message.entryId, message.value, this.currentSession.id);
-        break;
-      case 'dismissRant':
-        await this.deps.dismissRant?.(message.id);
-        break;
-      case 'takeBranch':
-        await this.deps.takeBranch?.(message.branch);
-        break;
-      case 'showDiff':
-        await this.deps.showDiff?.(message.branch);
-        break;
-    }
+      },
+    };
   }
 
   async send(text: string): Promise<void> {
@@ -131,15 +108,14 @@ export class ChatController extends Disposable {
     const project = vscode.workspace.workspaceFolders?.[0]?.name ?? '';
     const saved = saveRant(this.deps.dataDir, { text, project, session: this.currentSession.id });
     this.deps.log.info(`rant ${saved.id} saved (${text.length} chars)`);
-    this.deps.rantSaved?.(saved.id, saved.session);
-    this.deps.postRants?.();
+    this.rantSaved.fire({ id: saved.id, session: saved.session });
     void vscode.window.showInformationMessage('Rant saved');
   }
 
   newSession(): void {
     this.conversation.stop();
     this.conversation = this.build(Session.create(this.sessionsDir, vscode.workspace.workspaceFolders?.[0]?.name));
-    void this.deps.state.update(CURRENT_SESSION_KEY, this.currentSession.file);
+    void this.deps.workspaceState.update(CURRENT_SESSION_KEY, this.currentSession.file);
     void this.sendInit();
   }
 
@@ -156,7 +132,7 @@ export class ChatController extends Disposable {
     if (!pick) return;
     this.conversation.stop();
     this.conversation = this.build(Session.open(pick.file));
-    await this.deps.state.update(CURRENT_SESSION_KEY, pick.file);
+    await this.deps.workspaceState.update(CURRENT_SESSION_KEY, pick.file);
     await this.sendInit();
   }
 
@@ -203,17 +179,16 @@ export class ChatController extends Disposable {
       trusted: vscode.workspace.isTrusted,
       welcome: !settings.baseUrl,
       sessionTitle: session.title(),
-      ...this.deps.extraInit?.(),
     });
-    this.deps.postRants?.();
     if (session.skippedLines > 0) {
       this.deps.log.warn(`session ${session.id}: ${session.skippedLines} unreadable line(s) skipped; the file is kept as it is`);
     }
   }
 
   private openInitial(): Conversation {
-    const file = this.deps.state.get<string>(CURRENT_SESSION_KEY);
-    if (file && file.startsWith(this.sessionsDir)) {
+    const { file, migrated } = takeCurrentSession(this.deps.workspaceState, this.deps.globalState, this.sessionsDir);
+    if (migrated) this.deps.log.info(`the current session is now kept per workspace; this one keeps ${path.basename(file ?? '')}`);
+    if (file) {
       try {
         return this.build(Session.open(file));
       } catch (err) {
@@ -221,20 +196,14 @@ export class ChatController extends Disposable {
       }
     }
     const session = Session.create(this.sessionsDir, vscode.workspace.workspaceFolders?.[0]?.name);
-    void this.deps.state.update(CURRENT_SESSION_KEY, session.file);
+    void this.deps.workspaceState.update(CURRENT_SESSION_KEY, session.file);
     return this.build(session);
   }
 
   private build(session: Session): Conversation {
     const stored = session.lastGateState();
     const gate = new ContextGate({ session: session.id, sink: this.driftLog, state: isGateState(stored) ? stored : undefined });
-    const summarize = textModelSummarizer({
-      complete: async (messages: ChatMessage[], signal?: AbortSignal) => {
-        const handle = await this.deps.providers.handle();
-        const response = await handle.client.chat.completions.create({ model: handle.identity.model, messages, stream: false }, { signal });
-        return response.choices[0]?.message?.content ?? '';
-      },
-    });
+    const summarize = textModelSummarizer(this.deps.providers);
     return new Conversation({
       session,
       gate,
@@ -252,7 +221,7 @@ export class ChatController extends Disposable {
       },
       log: this.deps.log,
       // Traces hold ids and numbers; redacted all the same, as everything written is.
-      trace: this.deps.trace && ((trace) => this.deps.trace?.(this.deps.secrets.redactDeep(trace))),
+      trace: (trace) => this.deps.trace(this.deps.secrets.redactDeep(trace)),
       secrets: this.deps.secrets,
     });
   }
@@ -263,9 +232,6 @@ export class ChatController extends Disposable {
       contextWindow: s.contextWindow,
       thresholdPercent: s.thresholdPercent,
       keepTurns: s.keepTurns,
-      idleTimeoutMs: s.idleTimeoutSeconds * 1000,
-      maxRetries: s.maxRetries,
-      maxOutputTokens: s.maxOutputTokens,
     };
   }
 

@@ -1,29 +1,37 @@
 import * as vscode from 'vscode';
-import { parseWebviewMessage, type HostMessage, type WebviewMessage } from '../../protocol/chat';
+import type { HostMessage } from '../../protocol/chat';
 import type { Logger } from '../../core/log';
 import type { SecretSet } from '../../core/redact';
 import { ViewRedaction } from '../../core/chat/viewRedaction';
 import { Disposable } from '../platform/lifecycle';
 import { safePreview, webviewPage } from '../platform/webviewPage';
+import { MessageRouter, type MessageHandlers } from './router';
 
 /**
  * The chat webview view (`candor.chat`). It renders what the host posts and
- * forwards validated user actions; it holds no state the host cannot rebuild.
+ * hands what the user does to `router`, where each feature handles its own
+ * messages; it holds no state the host cannot rebuild.
  */
 export class ChatView extends Disposable implements vscode.WebviewViewProvider {
   static readonly id = 'candor.chat';
+  /** Features register the handlers of the messages they own here. */
+  readonly router: MessageRouter;
   private view: vscode.WebviewView | undefined;
   private ready = false;
   private readonly redaction: ViewRedaction;
+  private readonly becameReady = this.register(new vscode.EventEmitter<void>());
+  /** The webview (re)started and said `ready`: each feature posts what it shows. */
+  readonly onDidBecomeReady = this.becameReady.event;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly onMessage: (message: WebviewMessage) => void,
     private readonly log: Logger,
     secrets: SecretSet,
   ) {
     super();
     this.redaction = new ViewRedaction(secrets);
+    this.router = new MessageRouter(log, safePreview);
+    this.router.register('chat view', this.messageHandlers());
     this.register(vscode.window.registerWebviewViewProvider(ChatView.id, this, { webviewOptions: { retainContextWhenHidden: true } }));
   }
 
@@ -33,18 +41,7 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     view.webview.html = this.html(view.webview, dist);
-    this.register(view.webview.onDidReceiveMessage((raw: unknown) => {
-      const message = parseWebviewMessage(raw);
-      if (!message) {
-        this.log.warn(`ignored a malformed message from the chat view: ${safePreview(raw)}`);
-        return;
-      }
-      if (message.type === 'ready') {
-        this.ready = true;
-        this.log.trace('chat view ready');
-      }
-      this.onMessage(message);
-    }));
+    this.register(view.webview.onDidReceiveMessage((raw: unknown) => void this.router.route(raw)));
     this.register(view.onDidDispose(() => {
       this.view = undefined;
       this.ready = false;
@@ -61,6 +58,20 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
     const redacted: HostMessage[] = this.redaction.messages(message);
     if (!this.view || !this.ready) return;
     for (const m of redacted) void this.view.webview.postMessage(m);
+  }
+
+  /** The view's own messages: it is ready, or one of its buttons runs a command (from a fixed list). */
+  private messageHandlers(): MessageHandlers<'chat view'> {
+    return {
+      ready: () => {
+        this.ready = true;
+        this.log.trace('chat view ready');
+        this.becameReady.fire();
+      },
+      runCommand: async (message) => {
+        await vscode.commands.executeCommand(message.command);
+      },
+    };
   }
 
   async reveal(): Promise<void> {

@@ -10,6 +10,7 @@ import type { Notifier } from '../platform/notify';
 import { LineRedactor } from '../../core/redact';
 import { Disposable } from '../platform/lifecycle';
 import { vscodeUnsavedBuffers } from '../git/workspaceGit';
+import type { MessageHandlers } from '../chat/router';
 
 export const EVOLUTION_TASK_TYPE = 'candor-evolution';
 const DIFF_SCHEME = 'candor-evolution-diff';
@@ -90,6 +91,15 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       return;
     }
     await vscode.tasks.executeTask(this.task({ type: EVOLUTION_TASK_TYPE }, folder));
+  }
+
+  /** The rant list's buttons in the chat view. */
+  messageHandlers(): MessageHandlers<'evolution'> {
+    return {
+      dismissRant: (message) => this.dismiss(message.id),
+      takeBranch: (message) => this.takeBranch(message.branch),
+      showDiff: (message) => this.showDiff(message.branch),
+    };
   }
 
   rants(): RantState[] {
@@ -283,7 +293,7 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
           maxChangedLines: settings.maxChangedLines,
           maxChangedFiles: settings.maxChangedFiles,
           timeoutMs: GATE_TIMEOUT_MS,
-          model: handle ? { client: handle.client, model: handle.identity.model, idleTimeoutMs: settings.idleTimeoutSeconds * 1000, maxOutputTokens: settings.maxOutputTokens, maxRetries: settings.maxRetries } : undefined,
+          model: handle,
           unsaved: vscodeUnsavedBuffers,
           secrets: [...this.deps.keys.secrets.values(), ...(key ? [key] : [])],
           signal,

@@ -5,7 +5,6 @@ import type { Logger } from '../../core/log';
 import { workspaceIdFor } from '../../core/memory/location';
 import { PROMPT_FILE, readPromptFile } from '../../core/prompt/promptFile';
 import { BUILT_IN_PROMPT } from '../../core/prompt/systemPrompt';
-import type { TextModel } from '../../core/provider/textModel';
 import { evolvePrompt, type EvolveResult } from '../../core/promptEvolution/evolve';
 import { gatherEvidence } from '../../core/promptEvolution/evidence';
 import { PromptRegistry, type PromptVersion, type Trace } from '../../core/promptEvolution/registry';
@@ -25,6 +24,7 @@ import type { Providers } from '../provider/provider';
 import { PromptReviewPanel } from './promptReview';
 import { RunTerminal, type RunOutput } from '../platform/runTerminal';
 import { RegistryWriter } from './registryWriter';
+import type { MessageHandlers } from '../chat/router';
 
 /**
  * Prompt evolution in VS Code: the prompt in force (built in until the
@@ -123,8 +123,18 @@ export class PromptEvolution extends Disposable {
     };
   }
 
+  /** Thumbs up or down on a reply in the chat view, in the session open there. */
+  messageHandlers(currentSession: () => string): MessageHandlers<'prompt evolution'> {
+    return {
+      feedback: (message) => {
+        this.deps.log.info(`feedback ${message.value} on ${message.entryId}`);
+        this.feedback(message.entryId, message.value, currentSession());
+      },
+    };
+  }
+
   /** Thumbs up or down on a reply (its transcript entry id). */
-  feedback(replyId: string, value: 'up' | 'down', session: string): void {
+  private feedback(replyId: string, value: 'up' | 'down', session: string): void {
     this.writer.push({ kind: 'signal', signal: { kind: value, replyId, session, ts: new Date().toISOString() } });
   }
 
@@ -340,16 +350,9 @@ export class PromptEvolution extends Disposable {
       out.line(`Re-test of ${definition.candidate} on tasks it has not been scored on (counts as another hypothesis).`);
     }
 
-    const handle = await this.deps.providers.handle();
-    const modelName = `${handle.identity.model} @ ${handle.identity.provider}`;
+    const model = await this.deps.providers.handle();
+    const modelName = `${model.identity.model} @ ${model.identity.provider}`;
     out.line(`Model: ${modelName}; ${settings.concurrency} request(s) in flight`);
-    const maxTokens = this.deps.settings.read().maxOutputTokens;
-    const model: TextModel = {
-      async complete(messages, abort) {
-        const response = await handle.client.chat.completions.create({ model: handle.identity.model, messages, stream: false, max_tokens: maxTokens }, { signal: abort });
-        return response.choices[0]?.message?.content ?? '';
-      },
-    };
     const evidence = candidates ? undefined : await gatherEvidence(this.deps.dataDir, registry, this.deps.secrets);
     if (evidence) out.line(`Evidence: ${evidence.failingTraces.length} failed request(s), ${evidence.downVoted.length} down-voted repl(ies), ${evidence.rants.length} linked rant(s)`);
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
-import { createClient } from '../../../src/core/provider/stream';
+import { modelAt } from '../provider/models';
 import { Conversation, type ChatEvent, type ChatSettings } from '../../../src/core/chat/conversation';
 import { sessionCompactor } from '../../../src/core/chat/compactor';
 import { transcriptOf } from '../../../src/core/chat/transcript';
@@ -32,7 +32,7 @@ describe('the chat loop against a real HTTP provider', () => {
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-chat-'));
     server = await startOfflineServer({ scenario: () => scenario, countTokens });
-    settings = { contextWindow: 100_000, thresholdPercent: 80, keepTurns: 2, idleTimeoutMs: 3000, maxRetries: 2 };
+    settings = { contextWindow: 100_000, thresholdPercent: 80, keepTurns: 2 };
     events = [];
     identity = { provider: 'offline', model: 'candor-offline' };
   });
@@ -51,20 +51,17 @@ describe('the chat loop against a real HTTP provider', () => {
     const stored = session.lastGateState();
     const gate = new ContextGate({ session: session.id, sink: drift, state: isGateState(stored) ? stored : undefined });
     const estimate = new IncrementalEstimate(heuristicEstimator());
-    const client = createClient(server.baseUrl, 'k');
     return new Conversation({
       session,
       gate,
       identity: () => identity,
       driftTotals: () => drift.readDrift().totals,
       estimate: async (_model, m) => estimate.total(m),
-      provider: async () => ({ client, identity }),
+      provider: async () => modelAt(server.baseUrl, { identity, policy: { idleTimeoutMs: 3000, maxRetries: 2 } }),
       settings: () => settings,
       systemPrompt: async () => 'You are Candor.',
       tools: () => tools,
-      compactor: sessionCompactor(textModelSummarizer({
-        complete: async (messages, signal) => (await client.chat.completions.create({ model: identity.model, messages, stream: false }, { signal })).choices[0]?.message?.content ?? '',
-      })),
+      compactor: sessionCompactor(textModelSummarizer(modelAt(server.baseUrl, { identity }))),
       emit: (e) => events.push(e),
       log: silentLogger,
     });
@@ -169,7 +166,8 @@ describe('the chat loop against a real HTTP provider', () => {
     const history = chat.session.history();
     assert.match(String(history[0]?.content), /SUMMARY/);
     assert.ok(history.length < 16, 'older turns were replaced');
-    assert.ok(events.some((e) => e.type === 'entry' && e.entry.kind === 'notice' && /Compacted \d+ earlier messages/.test(e.entry.text)));
+    const said = events.flatMap((e) => (e.type === 'entry' && /Compacted \d+ earlier messages/.test('text' in e.entry ? e.entry.text : '') ? [e.entry.kind] : []));
+    assert.deepEqual(said, compactions.map(() => 'summary'), 'each compaction is said once, by its own entry');
   });
 
   it('a reload restores the history and the anchor from the session file', async () => {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import OpenAI from 'openai';
-import { createClient } from '../../../src/core/provider/stream';
+import { modelAt } from '../provider/models';
 import { Conversation, type ChatSettings, type RequestTrace } from '../../../src/core/chat/conversation';
 import { sessionCompactor } from '../../../src/core/chat/compactor';
 import { noTools } from '../../../src/core/chat/tools';
@@ -39,7 +39,7 @@ function harness(server: EchoServer, key: string, secrets: SecretSet, dataDir: s
   const posts: Array<HostMessage | StreamMessage> = [];
   const traces: RequestTrace[] = [];
   const identity = { provider: 'echo', model: 'm' };
-  const client = createClient(server.baseUrl, key);
+  const model = modelAt(server.baseUrl, { apiKey: key, identity, policy: { idleTimeoutMs: 5000, maxRetries: 1 } });
   const session = Session.create(path.join(dataDir, 'sessions'), 'demo');
   const drift = new DriftLog(path.join(dataDir, 'drift.jsonl'));
   const estimate = new IncrementalEstimate(heuristicEstimator());
@@ -49,13 +49,11 @@ function harness(server: EchoServer, key: string, secrets: SecretSet, dataDir: s
     identity: () => identity,
     driftTotals: () => drift.readDrift().totals,
     estimate: async (_model, messages) => estimate.total(messages),
-    provider: async () => ({ client, identity }),
+    provider: async () => model,
     settings: () => settings,
     systemPrompt: async () => 'You are Candor.',
     tools: () => noTools,
-    compactor: sessionCompactor(textModelSummarizer({
-      complete: async (messages, signal) => (await client.chat.completions.create({ model: identity.model, messages, stream: false }, { signal })).choices[0]?.message?.content ?? '',
-    })),
+    compactor: sessionCompactor(textModelSummarizer(model)),
     emit: (event) => posts.push(...view.messages<HostMessage>(event)),
     log,
     trace: (trace) => traces.push(secrets.redactDeep(trace)),
@@ -68,7 +66,7 @@ describe('the key never leaves through the chat: a provider echoing Authorizatio
   let dataDir: string;
   let server: EchoServer;
   let key: string;
-  const settings: ChatSettings = { contextWindow: 100_000, thresholdPercent: 80, keepTurns: 1, idleTimeoutMs: 5000, maxRetries: 1 };
+  const settings: ChatSettings = { contextWindow: 100_000, thresholdPercent: 80, keepTurns: 1 };
 
   beforeEach(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-key-echo-'));

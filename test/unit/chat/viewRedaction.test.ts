@@ -24,10 +24,11 @@ class FakeView {
   }
 }
 
+/** A reply streamed delta by delta, then replaced by its record's entry (the whole reply, as the model sent it). */
 function stream(redaction: ViewRedaction, view: FakeView, deltas: readonly string[]): void {
   view.apply(redaction.messages<HostMessage>({ type: 'entry', entry: { id: ID, kind: 'assistant', text: '', streaming: true } }));
   for (const text of deltas) view.apply(redaction.messages<HostMessage>({ type: 'delta', id: ID, text }));
-  view.apply(redaction.messages<HostMessage>({ type: 'entryDone', id: ID }));
+  view.apply(redaction.messages<HostMessage>({ type: 'entry', entry: { id: ID, kind: 'assistant', text: deltas.join('') } }));
 }
 
 describe('ViewRedaction: what the chat view is sent', () => {
@@ -91,7 +92,7 @@ describe('ViewRedaction: what the chat view is sent', () => {
     const replace = view.posted.find(isReplaceTextMessage);
     assert.ok(replace, 'a replaceText message was posted');
     assert.ok(!view.text.includes(KEY));
-    view.apply(redaction.messages<HostMessage>({ type: 'entryDone', id: ID }));
+    view.apply(redaction.messages<HostMessage>({ type: 'entry', entry: { id: ID, kind: 'assistant', text: `token ${KEY} and more` } }));
     assert.equal(view.text, `token ${REDACTED} and more`);
   });
 
@@ -112,7 +113,7 @@ describe('ViewRedaction: what the chat view is sent', () => {
     redaction.messages<HostMessage>({ type: 'entry', entry: { id: ID, kind: 'assistant', text: '', streaming: true } });
     redaction.messages<HostMessage>({ type: 'init', entries: [], busy: true, provider: { label: '', model: 'm', provider: 'p', offline: true }, trusted: true, welcome: false, sessionTitle: '' });
     assert.deepEqual(redaction.messages<HostMessage>({ type: 'delta', id: ID, text: `${KEY.slice(0, 10)} ` }), []);
-    assert.deepEqual(redaction.messages<HostMessage>({ type: 'entryDone', id: ID }), [{ type: 'entryDone', id: ID }]);
+    assert.deepEqual(redaction.messages<HostMessage>({ type: 'entry', entry: { id: ID, kind: 'assistant', text: `a ${KEY}` } }), [{ type: 'entry', entry: { id: ID, kind: 'assistant', text: `a ${REDACTED}` } }]);
   });
 
   it('every other message is redacted in every string it holds', () => {

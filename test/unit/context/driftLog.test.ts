@@ -110,6 +110,53 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     assert.equal(read.open[0]?.losses[0]?.est, 1210);
   });
 
+  it('after the first read, closing a window reads only the lines appended since, never the whole file again', () => {
+    const { gate, file, log } = gateRig(dir());
+    complete(gate, OPENAI, 1000, 1200);
+    lossAndDrift(gate, 1100, 1150); // delta 30
+    assert.deepEqual(log.readDrift().totals, { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 30 });
+    // Damage the first line in place (same size, same file): only a reader that goes back to the start can see it.
+    const first = fs.readFileSync(file, 'utf8').indexOf('\n');
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, 'x'.repeat(first), 0);
+    fs.closeSync(fd);
+    // The trap: a replay of the whole file now counts one window fewer.
+    assert.deepEqual(readDriftFile(file).totals, { windows: 0, warned: 0, drifts: 1, abs_delta_sum: 30 });
+    lossAndDrift(gate, 1200, 1190); // delta -30
+    assert.deepEqual(drifts(readDriftFile(file).events).at(-1)?.totals, { windows: 2, warned: 2, drifts: 2, abs_delta_sum: 60 }, 'counted from memory plus the new lines');
+    assert.deepEqual(log.readDrift().totals, { windows: 2, warned: 2, drifts: 2, abs_delta_sum: 60 });
+  });
+
+  it('a line another window is still writing is counted once it is whole, and only once', () => {
+    const { gate, file, log } = gateRig(dir());
+    complete(gate, OPENAI, 1000, 1200);
+    lossAndDrift(gate, 1100, 1150);
+    const other = JSON.stringify({ v: 1, event: 'anchor_loss', ts: '2026-01-01T00:00:00.000Z', session: 'other', reason: 'no-usage', model: 'm', provider: 'p', est: 5 });
+    fs.appendFileSync(file, other.slice(0, 30));
+    const during = log.readDrift();
+    assert.equal(during.events.length, 2);
+    assert.equal(during.skipped, 1, 'an incomplete line counts as skipped while it is incomplete');
+    fs.appendFileSync(file, `${other.slice(30)}\n`);
+    const after = log.readDrift();
+    assert.deepEqual(after.events.map((e) => e.session), ['s1', 's1', 'other']);
+    assert.equal(after.skipped, 0);
+    assert.deepEqual(log.readDrift().totals, { windows: 2, warned: 2, drifts: 1, abs_delta_sum: 30 });
+    assert.deepEqual(log.readDrift().totals, readDriftFile(file).totals);
+  });
+
+  it('a file removed or cut shorter is read again from the start', () => {
+    const { gate, file, log } = gateRig(dir());
+    complete(gate, OPENAI, 1000, 1200);
+    lossAndDrift(gate, 1100, 1150);
+    assert.equal(log.readDrift().totals.drifts, 1);
+    fs.rmSync(file);
+    assert.deepEqual(log.readDrift().totals, { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 });
+    lossAndDrift(gate, 1200, 1190);
+    assert.deepEqual(drifts(readDriftFile(file).events).at(-1)?.totals, { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 30 });
+    fs.writeFileSync(file, '');
+    assert.deepEqual(log.readDrift(), { events: [], totals: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 }, open: [], skipped: 0 });
+  });
+
   it('reads a missing file as empty', () => {
     const read = new DriftLog(path.join(dir(), 'none.jsonl')).readDrift();
     assert.deepEqual(read, { events: [], totals: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 }, open: [], skipped: 0 });

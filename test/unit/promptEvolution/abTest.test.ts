@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
-import { openAiTextModel, type TextModel } from '../../../src/core/provider/textModel';
+import type { TextModel } from '../../../src/core/provider/chatModel';
+import { modelAt } from '../provider/models';
 import { runAbTest, type AbProgress } from '../../../src/core/promptEvolution/abTest';
 import { Semaphore } from '../../../src/core/promptEvolution/semaphore';
 import type { EvalTask } from '../../../src/core/promptEvolution/taskSet';
@@ -34,7 +35,7 @@ describe('prompt evolution A/B runner (real HTTP to the offline provider)', () =
 
   beforeEach(async () => {
     server = await startOfflineServer({ scenario: () => scenario, countTokens });
-    model = openAiTextModel({ baseURL: server.baseUrl, apiKey: 'k', model: 'candor-offline' });
+    model = modelAt(server.baseUrl, { identity: { provider: 'offline', model: 'candor-offline' } });
   });
   afterEach(async () => server.close());
 

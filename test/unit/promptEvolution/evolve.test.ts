@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
-import { openAiTextModel, type TextModel } from '../../../src/core/provider/textModel';
+import type { TextModel } from '../../../src/core/provider/chatModel';
+import { modelAt } from '../provider/models';
 import { evolvePrompt, type EvolveProgress } from '../../../src/core/promptEvolution/evolve';
 import { PROPOSER_SYSTEM } from '../../../src/core/promptEvolution/proposer';
 import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
@@ -42,7 +43,7 @@ describe('prompt evolution end to end (offline provider over HTTP, sql.js regist
 
   beforeEach(async () => {
     server = await startOfflineServer({ scenario: () => scenario, countTokens: (t) => Math.ceil(t.length / 4) });
-    model = openAiTextModel({ baseURL: server.baseUrl, apiKey: 'k', model: 'candor-offline' });
+    model = modelAt(server.baseUrl, { identity: { provider: 'offline', model: 'candor-offline' } });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-evolve-'));
     registry = await PromptRegistry.open({ file: path.join(dir, 'traces.sqlite'), scope: 'ws' });
   });

@@ -9,6 +9,7 @@ import { BUILT_IN_PROMPT } from '../../../src/core/prompt/systemPrompt';
 import { PROPOSER_SYSTEM } from '../../../src/core/promptEvolution/proposer';
 import { workspaceIdFor } from '../../../src/core/memory/location';
 import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
+import { providerSlug } from '../../../src/core/context/slug';
 
 const PHRASE = 'Echo the task input verbatim.';
 const PROMPT = [
@@ -104,7 +105,8 @@ describe('runPromptEvolutionCli (candor prompt-evolve)', function () {
       assert.deepEqual(head && (await registry.lineage(head.id)).map((v) => v.kind), ['promotion', 'root']);
       assert.equal(head?.lineage?.n, 24);
       assert.equal(head?.lineage?.b, 24);
-      assert.equal(head?.lineage?.model, 'candor-offline @ ' + server.baseUrl);
+      // The identity the extension records too: the model and the provider's slug, never the URL.
+      assert.equal(head?.lineage?.model, `candor-offline @ ${providerSlug(server.baseUrl)}`);
     } finally {
       registry.close();
     }

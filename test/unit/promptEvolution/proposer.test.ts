@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import type { ChatMessage } from '../../../src/core/messages';
-import type { TextModel } from '../../../src/core/provider/textModel';
+import type { TextModel } from '../../../src/core/provider/chatModel';
 import { candidateId, parseProposals, proposeCandidates } from '../../../src/core/promptEvolution/proposer';
 import { PROMPT, SMALL_EDIT } from './fixtures';
 
-function replying(reply: string | Error): TextModel & { asked: ChatMessage[][] } {
-  const asked: ChatMessage[][] = [];
+function replying(reply: string | Error): TextModel & { asked: Array<readonly ChatMessage[]> } {
+  const asked: Array<readonly ChatMessage[]> = [];
   return {
     asked,
     complete: async (messages) => {

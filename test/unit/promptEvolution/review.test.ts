@@ -77,6 +77,7 @@ describe('gatherEvidence', () => {
     const goodReply = session.addMessage('turn2', { role: 'assistant', content: 'Done.' });
     session.addMessage('turn3', { role: 'user', content: 'list files' });
     session.append({ type: 'notice', id: 'n1', turn: 'turn3', level: 'error', text: 'HTTP 500 from the provider' });
+    await session.flushed();
     const rant = saveRant(dir, { text: 'it told me to reset my work', project: 'demo', session: session.id });
 
     await registry.addTraces([{ session: session.id, model: 'm', provider: 'p', toolCalls: 0, durationMs: 1 }]);

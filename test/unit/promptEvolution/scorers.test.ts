@@ -3,13 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ChatMessage } from '../../../src/core/messages';
-import type { TextModel } from '../../../src/core/provider/textModel';
+import type { TextModel } from '../../../src/core/provider/chatModel';
 import { exactScore, jsonScore, parseJudgeScore, scoreReply } from '../../../src/core/promptEvolution/scorers';
 import { parseTaskSets, readTaskSets, taskSetHash, type EvalTask } from '../../../src/core/promptEvolution/taskSet';
 
 /** A judge that answers from a fixed reply and remembers what it was asked. */
-function fixedJudge(reply: string): TextModel & { asked: ChatMessage[][] } {
-  const asked: ChatMessage[][] = [];
+function fixedJudge(reply: string): TextModel & { asked: Array<readonly ChatMessage[]> } {
+  const asked: Array<readonly ChatMessage[]> = [];
   return { asked, complete: async (messages) => (asked.push(messages), reply) };
 }
 
