@@ -1,6 +1,6 @@
 // One build for the three bundles: the extension host (Node, CommonJS,
 // `vscode` external), the CLI (Node), and the chat webview (browser).
-// Tokenizer ranks are bundled apart and loaded only when first needed.
+// Tokenizer ranks are bundled apart and loaded by the tokenizer's worker thread only.
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -13,17 +13,6 @@ const dist = path.join(root, 'dist');
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(path.join(dist, 'ranks'), { recursive: true });
 
-/** `js-tiktoken/ranks/<name>` → `./ranks/<name>.js` beside the bundle, loaded lazily at run time. */
-const lazyRanks = {
-  name: 'lazy-ranks',
-  setup(build) {
-    build.onResolve({ filter: /^js-tiktoken\/ranks\/(o200k_base|cl100k_base)$/ }, (args) => ({
-      path: `./ranks/${args.path.split('/').pop()}.js`,
-      external: true,
-    }));
-  },
-};
-
 const node = {
   bundle: true,
   platform: 'node',
@@ -32,12 +21,11 @@ const node = {
   sourcemap: production ? false : 'linked',
   minify: production,
   logLevel: 'warning',
-  plugins: [lazyRanks],
 };
 
 /** A third-party CommonJS module copied into dist/ as one minified file, loaded at run time. */
 const vendored = (entry, out) =>
-  esbuild.build({ ...node, plugins: [], sourcemap: false, minify: true, entryPoints: [path.join(root, entry)], outfile: path.join(dist, out) });
+  esbuild.build({ ...node, sourcemap: false, minify: true, entryPoints: [path.join(root, entry)], outfile: path.join(dist, out) });
 
 /** A webview's browser bundle. */
 const browser = (entry, out) => ({

@@ -72,13 +72,19 @@ describe('the context gate in VS Code', function () {
     await screenshot(ctx.page, 'gate-warning');
   });
 
-  it('usage back writes anchor_drift and ends the warning', async () => {
+  it('usage back writes anchor_drift with the window\'s evidence and ends the warning', async () => {
     await say('talk normally again');
     const line = await eventually(() => drift().find((e) => e.event === 'anchor_drift'), 15_000, 'an anchor_drift line');
     assert.equal(line.loss_model, 'candor-offline');
     assert.equal(line.model, 'candor-offline');
     assert.equal(typeof line.delta, 'number');
-    assert.deepEqual(Object.keys(line.totals as object).sort(), ['abs_delta_sum', 'drifts', 'warned', 'windows']);
+    const loss = drift().find((e) => e.event === 'anchor_loss');
+    assert.equal(typeof line.window, 'string');
+    assert.equal(line.window, loss?.window, 'the drift closes the window its loss opened');
+    const ests = line.window_ests as number[];
+    assert.equal(ests.length, line.window_requests, 'one estimate per request sent while the window was open');
+    assert.equal(line.window_max_est, Math.max(...ests));
+    assert.deepEqual(line.totals, { windows: 1, warned: 1, drifts: 1, abs_delta_sum: Math.abs(line.delta as number) });
     await eventually(async () => ((await readGauge(ctx.page)).warning ? undefined : true), 15_000, 'the warning ends');
   });
 
@@ -125,7 +131,11 @@ describe('the context gate in VS Code', function () {
     const text = await frame.locator('#drift-view').innerText();
     assert.match(text, /Loss windows\s*2/);
     assert.match(text, /Re-anchored \(drifts\)\s*2/);
+    // Every loss line belongs to one of the two windows the totals count.
+    assert.equal(new Set(drift().filter((e) => e.event === 'anchor_loss').map((e) => e.window)).size, 2);
     await frame.locator('svg.drift-chart circle').first().waitFor({ state: 'attached' });
+    assert.equal(await frame.locator('svg.drift-chart rect.window-max').count(), 2, 'each closed window\'s maximum beside its |delta|');
+    assert.match(text, /Bars: the largest estimate sent while the window was open/);
     await screenshot(ctx.page, 'gate-drift-view');
   });
 });

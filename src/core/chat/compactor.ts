@@ -12,7 +12,8 @@ import type { Compactor } from './conversation';
 export function sessionCompactor(summarize: Summarize): Compactor {
   return {
     async compact(session: Session, keepTurns: number, signal: AbortSignal) {
-      const entries = session.historyEntries();
+      // A copy: the session's list is live, and the summary takes a while.
+      const entries = [...session.historyEntries()];
       const result = await compactHistory(entries.map((e) => e.message), keepTurns, summarize, signal);
       const replaces = entries.slice(0, result.summarizedCount).map((e) => e.id);
       const summary = result.history[0];

@@ -1,23 +1,29 @@
 import type { Logger } from '../log';
 import { SecretSet } from '../redact';
 import { newId } from '../ids';
-import type { ChatMessage } from '../messages';
+import type { ChatMessage, ToolSpec } from '../messages';
+import type { SystemPrompt } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
 import type { ChatModel, CompletedRequest } from '../provider/chatModel';
 import { PartialReplyError, RequestError } from '../provider/requestError';
 import { Transcript, type TranscriptEntry } from './transcript';
-import { shouldCompact } from '../context/compaction';
 import type { ToolHost } from './tools';
-import type { GaugeState } from '../context/gauge';
-import type { ContextGate } from '../context/gate';
-import type { Identity } from '../context/driftEvents';
-import type { Projection } from '../context/transitions';
-import type { DriftTotals } from '../context/driftEvents';
+import { gaugeOf, type GaugeState } from '../context/gauge';
+import type { ContextGate, GateProjection } from '../context/gate';
+import type { DriftTotals, Identity } from '../context/driftEvents';
+import type { TokenCounter } from '../context/estimator';
+import { PayloadLedger, type PayloadMeasure } from '../context/ledger';
+import { errorMessage } from '../errorMessage';
+import { SendGate } from './sendGate';
+import { retryableTurn, suspectText, warningText } from './gateNotices';
+import { lastCompaction } from '../session/history';
 
 export type { Identity };
 
 export interface ChatSettings {
   readonly contextWindow: number;
+  /** Where the window came from: the user's setting, the local server's report, or the default. */
+  readonly windowSource?: 'settings' | 'server' | 'default';
   readonly thresholdPercent: number;
   readonly keepTurns: number;
 }
@@ -48,6 +54,8 @@ export interface RequestTrace {
   readonly estimate: number;
   readonly toolCalls: readonly string[];
   readonly durationMs: number;
+  /** The prompt the request's system message was built from: the trace writer tags its registry version. Never stored. */
+  readonly prompt: string;
 }
 
 export interface ConversationDeps {
@@ -56,12 +64,17 @@ export interface ConversationDeps {
   /** The identity requests would have now (settings), for the gauge between requests. */
   readonly identity: () => Identity;
   readonly driftTotals: () => DriftTotals;
-  /** The local estimate of a payload, with the tokenizer of the model. */
-  readonly estimate: (model: string, messages: readonly ChatMessage[]) => Promise<number>;
+  /**
+   * The tokenizer of a model, or undefined for a model with none known. A
+   * model without one (or a conversation given none) is counted with the
+   * heuristic, calibrated against the provider's own counts.
+   */
+  readonly tokenizer?: (model: string) => TokenCounter | undefined;
   /** The model of the settings in force; its policy says how requests are retried and cut. */
   readonly provider: () => Promise<ChatModel>;
   readonly settings: () => ChatSettings;
-  readonly systemPrompt: () => Promise<string>;
+  /** Builds one request's system message, listing exactly the tools that request sends. */
+  readonly systemPrompt: (toolNames: readonly string[]) => Promise<SystemPrompt>;
   readonly tools: () => ToolHost;
   readonly compactor: Compactor;
   readonly emit: (event: ChatEvent) => void;
@@ -88,13 +101,31 @@ export class Conversation {
   private running: AbortController | undefined;
   private readonly secrets: SecretSet;
   private readonly transcript = new Transcript();
+  /** Every message counted as it arrives, off the send path (docs/architecture.md, "Context gate"). */
+  private readonly ledger: PayloadLedger;
+  private readonly sendGate: SendGate;
+  private readonly toolTexts = new WeakMap<readonly ToolSpec[], string>();
 
   constructor(private readonly deps: ConversationDeps) {
     this.secrets = deps.secrets ?? new SecretSet();
+    this.ledger = new PayloadLedger((err) => deps.log.warn(`tokenizer: ${errorMessage(err)}; counting with the heuristic`));
+    this.ledger.useCounter(deps.tokenizer?.(deps.identity().model));
+    this.ledger.reset(deps.session.history(), lastCompaction(deps.session.all()));
+    this.sendGate = new SendGate({
+      session: deps.session,
+      gate: deps.gate,
+      compactor: deps.compactor,
+      log: deps.log,
+      secrets: this.secrets,
+      notice: (turn, level, text, retryable) => this.notice(turn, level, text, retryable),
+      persistGate: () => this.persistGate(),
+    });
     // What the view shows comes from the records, through the same mapping a
     // reload uses; only a reply still streaming is shown before its record.
     for (const record of deps.session.all()) this.transcript.add(record);
     deps.session.onAppend((record) => {
+      if (record.type === 'message') this.ledger.append(record.message);
+      else if (record.type === 'compaction') this.ledger.reset(deps.session.history(), record.id);
       for (const entry of this.transcript.add(record)) deps.emit({ type: 'entry', entry });
     });
   }
@@ -120,7 +151,7 @@ export class Conversation {
   /** Sends the newest failed turn again, from where it stopped. */
   async retry(): Promise<void> {
     if (this.running) return;
-    const turn = this.deps.session.retryableTurn();
+    const turn = retryableTurn(this.deps.session.all());
     if (!turn) {
       this.notice(undefined, 'info', 'There is nothing to retry.');
       return;
@@ -136,49 +167,70 @@ export class Conversation {
   async compactNow(signal?: AbortSignal): Promise<{ replaced: number }> {
     if (this.running) throw new Error('A reply is streaming; compact after it ends.');
     const result = await this.deps.compactor.compact(this.deps.session, this.deps.settings().keepTurns, signal ?? new AbortController().signal);
-    this.deps.gate.afterCompaction();
-    this.persistGate();
+    if (result.replaced > 0) {
+      this.deps.gate.afterCompaction(result.replaced);
+      this.persistGate();
+    }
     await this.publishGauge();
     return result;
   }
 
-  async publishGauge(): Promise<GaugeState> {
-    const identity = this.deps.identity();
-    const est = await this.deps.estimate(identity.model, await this.payload());
-    // Between requests the gauge warns only while a window is open and has
-    // warned; `project` would answer as if the next request were being sent.
-    return this.publishProjection({ ...this.deps.gate.project(identity, est), warning: this.deps.gate.warning });
+  /** The session ends or the extension stops: a loss window still open is written down, with the gate's state. */
+  dispose(): void {
+    this.running?.abort();
+    this.deps.gate.close();
+    this.persistGate();
   }
 
-  private publishProjection(projection: Projection): GaugeState {
-    const settings = this.deps.settings();
-    const anchor = projection.anchor;
-    const gauge: GaugeState = {
-      projected: projection.projected,
-      estimate: projection.estNow,
-      anchored: projection.anchored,
-      warning: projection.warning,
-      window: settings.contextWindow,
-      thresholdPercent: settings.thresholdPercent,
-      anchor: anchor ? { real: anchor.real, est: anchor.est, model: anchor.identity.model, provider: anchor.identity.provider } : undefined,
-      totals: this.deps.driftTotals(),
-    };
+  /** `system`: the system prompt of the request just made, when there was one; else it is built. */
+  async publishGauge(system?: SystemPrompt): Promise<GaugeState> {
+    const identity = this.deps.identity();
+    const tools = this.deps.tools().specs();
+    const measure = this.measure(identity.model, system ?? (await this.systemPrompt(tools)), tools);
+    // Between requests the gauge warns only while a window is open and has
+    // warned; `project` would answer as if the next request were being sent.
+    return this.publishProjection({ ...this.deps.gate.project(identity, measure), warning: this.deps.gate.warning });
+  }
+
+  private publishProjection(projection: GateProjection): GaugeState {
+    const gauge = gaugeOf(projection, this.deps.settings(), this.deps.driftTotals());
     this.deps.emit({ type: 'gauge', gauge });
     return gauge;
   }
 
-  private async payload(): Promise<ChatMessage[]> {
-    return [{ role: 'system', content: await this.deps.systemPrompt() }, ...this.deps.session.history()];
+  /** The payload measured from counts already known: the send path's whole cost for the estimate. */
+  private measure(model: string, system: SystemPrompt, tools: readonly ToolSpec[]): PayloadMeasure {
+    this.ledger.useCounter(this.deps.tokenizer?.(model));
+    let toolText = this.toolTexts.get(tools);
+    if (toolText === undefined) {
+      toolText = tools.length > 0 ? JSON.stringify(tools) : '';
+      this.toolTexts.set(tools, toolText);
+    }
+    return this.ledger.measure(system.text, toolText);
+  }
+
+  private payload(system: SystemPrompt): ChatMessage[] {
+    // concat copies the history in one block; a spread walks it element by element.
+    const head: ChatMessage[] = [{ role: 'system', content: system.text }];
+    return head.concat(this.deps.session.history());
+  }
+
+  private systemPrompt(tools: readonly ToolSpec[]): Promise<SystemPrompt> {
+    return this.deps.systemPrompt(tools.map((t) => t.function.name));
   }
 
   private async run(turn: string): Promise<void> {
     const controller = new AbortController();
     this.running = controller;
     this.deps.emit({ type: 'busy', busy: true });
+    // Built once per request (prompt file, memory, tool list), and reused for the gauge after the turn.
+    let system: SystemPrompt | undefined;
     try {
       for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
         if (!(await this.saved(turn))) return;
-        const reply = await this.request(turn, controller.signal);
+        const tools = this.deps.tools().specs();
+        system = await this.systemPrompt(tools);
+        const reply = await this.request(turn, controller.signal, system, tools);
         if (!reply) return;
         if (reply.toolCalls.length === 0) return;
         await this.runTools(turn, reply, controller.signal);
@@ -192,74 +244,76 @@ export class Conversation {
       this.running = undefined;
       await this.deps.session.flushed().catch((err: unknown) => this.deps.log.error(`session file: ${String(err)}`));
       this.deps.emit({ type: 'busy', busy: false });
-      await this.publishGauge().catch((err: unknown) => this.deps.log.error(`gauge: ${String(err)}`));
+      await this.publishGauge(system).catch((err: unknown) => this.deps.log.error(`gauge: ${String(err)}`));
     }
   }
 
   /** One request, with the gate before it. Returns undefined when the turn ended in an error. */
-  private async request(turn: string, signal: AbortSignal): Promise<CompletedRequest | undefined> {
+  private async request(turn: string, signal: AbortSignal, system: SystemPrompt, tools: readonly ToolSpec[]): Promise<CompletedRequest | undefined> {
+    // The send path: from here to the stream's first byte on the wire, only counts already known are added up.
+    const sendStart = performance.now();
     const settings = this.deps.settings();
     let provider: ChatModel;
     try {
       provider = await this.deps.provider();
     } catch (err) {
-      this.notice(turn, 'error', err instanceof Error ? err.message : String(err), true);
+      this.notice(turn, 'error', errorMessage(err), true);
       return undefined;
     }
-    let payload = await this.payload();
-    const model = provider.identity.model;
-    let estNow = await this.deps.estimate(model, payload);
-    const over = (est: number): boolean => shouldCompact(this.deps.gate.project(provider.identity, est).projected, settings.contextWindow, settings.thresholdPercent);
-    if (over(estNow)) {
-      payload = await this.compactBeforeRequest(turn, signal, settings.keepTurns);
-      estNow = await this.deps.estimate(model, payload);
-      if (over(estNow)) {
-        // At most one compaction per request: warn, never summarize twice.
-        this.notice(turn, 'warning', 'Still above the compaction threshold right after compacting. The newest turns alone are that large; consider a new session.');
-      }
-    }
+    const identity = provider.identity;
+    const decision = await this.sendGate.check({ turn, identity, settings, signal, measure: () => this.measure(identity.model, system, tools) });
+    if (!decision.send) return undefined;
+    const measure = decision.measure;
     if (signal.aborted) {
       this.notice(turn, 'info', 'Stopped.', true);
       return undefined;
     }
-    const replyId = newId();
+    const payload = this.payload(system);
+    let estNow = measure.tokens;
+    // Named when first needed, after the request is on its way: making an id is not free.
+    let reply: string | undefined;
+    const replyId = (): string => (reply ??= newId());
     let started = false;
     let startedAt = Date.now();
     const record = (fields: Pick<RequestTrace, 'completed' | 'error' | 'promptTokens' | 'completionTokens' | 'toolCalls'>): void => {
       try {
-        this.deps.trace?.({ session: this.deps.session.id, turn, replyId, model: provider.identity.model, provider: provider.identity.provider, estimate: estNow, durationMs: Date.now() - startedAt, ...fields });
+        this.deps.trace?.({ session: this.deps.session.id, turn, replyId: replyId(), model: provider.identity.model, provider: provider.identity.provider, estimate: estNow, durationMs: Date.now() - startedAt, prompt: system.prompt, ...fields });
       } catch (err) {
         this.deps.log.warn(`trace: ${String(err)}`);
       }
     };
     try {
       // Each attempt, retries included, is a request: it passes the gate and is traced.
-      const result = await provider.stream({ messages: payload, tools: this.deps.tools().specs() }, {
+      const result = await provider.stream({ messages: payload, tools }, {
         signal,
         onAttempt: () => {
           startedAt = Date.now();
-          const projection = this.deps.gate.beforeRequest(provider.identity, estNow);
-          if (projection.newWarning) {
-            this.notice(turn, 'warning', `The provider did not report usage for the last reply: the context count is now an estimate (${provider.identity.model} @ ${provider.identity.provider}). This is counted in the drift view.`);
-          }
-          this.deps.log.info(`request: ${provider.identity.model} @ ${provider.identity.provider}, ${payload.length} messages, est ${estNow}, projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'})`);
-          this.publishProjection(projection);
+          const projection = this.deps.gate.beforeRequest(identity, measure);
+          estNow = projection.estNow;
+          if (projection.newWarning) this.notice(turn, 'warning', warningText(projection, identity));
+          const sendPath = (performance.now() - sendStart).toFixed(2);
+          this.deps.log.info(`request: ${identity.model} @ ${identity.provider}, ${payload.length} messages, est ${estNow} (${projection.estimator}), projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'}), send path ${sendPath} ms`);
+          // The status bar and the view learn of it once the request is on its way, not before.
+          setImmediate(() => this.publishProjection(projection));
         },
         onText: (delta) => {
           if (!started) {
             started = true;
-            this.deps.emit({ type: 'entry', entry: { id: replyId, kind: 'assistant', text: '', streaming: true } });
+            this.deps.emit({ type: 'entry', entry: { id: replyId(), kind: 'assistant', text: '', streaming: true } });
           }
-          this.deps.emit({ type: 'delta', id: replyId, text: delta });
+          this.deps.emit({ type: 'delta', id: replyId(), text: delta });
         },
         onAttemptEnd: (ending) => {
           if (ending.completed) {
             const { result } = ending;
-            this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, estSent: estNow });
+            const settled = this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, usageUnsupported: result.usageUnsupported, contextWindow: settings.contextWindow });
+            if (settled.events.some((e) => e.event === 'anchor_loss' && e.reason === 'suspect-usage')) {
+              this.notice(turn, 'warning', suspectText(result.usage?.promptTokens ?? 0, estNow, settings.contextWindow));
+            }
             this.deps.log.info(`completed: finish ${result.finishReason}, prompt_tokens ${result.usage?.promptTokens ?? 'not reported'}`);
             record({ completed: true, promptTokens: result.usage?.promptTokens, completionTokens: result.usage?.completionTokens, toolCalls: result.toolCalls.map((c) => c.function.name) });
           } else {
-            this.deps.gate.afterRequest({ completed: false, estSent: estNow });
+            this.deps.gate.afterRequest({ completed: false });
             record({ completed: false, error: ending.error.kind, toolCalls: [] });
           }
           this.persistGate();
@@ -273,34 +327,19 @@ export class Conversation {
         ? { role: 'assistant', content: result.content || null, tool_calls: result.toolCalls }
         : { role: 'assistant', content: result.content };
       // The reply keeps the id its streaming entry had: its record's entry replaces the streamed one.
-      this.deps.session.addMessage(turn, message, replyId);
+      this.deps.session.addMessage(turn, message, replyId());
       return result;
     } catch (err) {
-      const error = err instanceof RequestError ? err : new RequestError('cut', err instanceof Error ? err.message : String(err));
+      const error = err instanceof RequestError ? err : new RequestError('cut', errorMessage(err));
       if (err instanceof PartialReplyError && err.partial) {
         // A partial reply is only ever shown, never sent again: it is stored redacted.
         // Under the streaming entry's id: the streamed text becomes an incomplete reply.
-        this.deps.session.append({ type: 'partial', id: replyId, turn, text: this.secrets.redact(err.partial) });
+        this.deps.session.append({ type: 'partial', id: replyId(), turn, text: this.secrets.redact(err.partial) });
       }
       this.deps.log.error(this.secrets.redact(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`));
       this.notice(turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
       return undefined;
     }
-  }
-
-  private async compactBeforeRequest(turn: string, signal: AbortSignal, keepTurns: number): Promise<ChatMessage[]> {
-    this.notice(turn, 'info', 'The context passed the compaction threshold: summarizing older turns…');
-    try {
-      const result = await this.deps.compactor.compact(this.deps.session, keepTurns, signal);
-      this.deps.gate.afterCompaction();
-      this.persistGate();
-      this.deps.log.info(`compaction: replaced ${result.replaced} messages`);
-    } catch (err) {
-      // A failed summary leaves the history as it was; the request goes on.
-      this.deps.log.warn(this.secrets.redact(`compaction failed: ${String(err)}`));
-      this.notice(turn, 'warning', `Compaction failed, the history is unchanged: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    return this.payload();
   }
 
   private async runTools(turn: string, reply: CompletedRequest, signal: AbortSignal): Promise<void> {
@@ -312,7 +351,7 @@ export class Conversation {
         try {
           output = await tools.run(call.function.name, call.function.arguments, signal);
         } catch (err) {
-          output = `Error: ${err instanceof Error ? err.message : String(err)}`;
+          output = `Error: ${errorMessage(err)}`;
         }
       }
       this.deps.log.info(`tool ${call.function.name}: ${Buffer.byteLength(output)} bytes`);
@@ -335,7 +374,7 @@ export class Conversation {
       return true;
     } catch (err) {
       this.deps.log.error(`session file: ${String(err)}`);
-      this.notice(turn, 'error', `The session file could not be written: ${err instanceof Error ? err.message : String(err)}`, true);
+      this.notice(turn, 'error', `The session file could not be written: ${errorMessage(err)}`, true);
       return false;
     }
   }

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../messages';
+import { errorMessage } from '../errorMessage';
 
 /**
  * Compaction: the older turns are summarized and replaced by the summary; the
@@ -50,15 +51,22 @@ export function shouldCompact(projected: number, window: number, thresholdPercen
   return projected > (window * thresholdPercent) / 100;
 }
 
+/** A summary a compaction put in place of older turns. */
+export function isSummary(message: ChatMessage): boolean {
+  return message.role === 'user' && typeof message.content === 'string' && message.content.startsWith(SUMMARY_PREFIX);
+}
+
 /**
- * A turn starts at a user message. The cut lands on the start of the oldest
- * kept turn, then moves earlier while it would separate an assistant message
- * with `tool_calls` from one of its `tool` replies.
+ * A turn starts at a user message; a summary is not one, so summarizing
+ * again needs a turn newer than the summary beyond the kept ones (one
+ * compaction per growth, never one per request). The cut lands on the start
+ * of the oldest kept turn, then moves earlier while it would separate an
+ * assistant message with `tool_calls` from one of its `tool` replies.
  */
 export function planCompaction(history: readonly ChatMessage[], keepTurns: number): CompactionPlan {
   const turnStarts: number[] = [];
   history.forEach((message, index) => {
-    if (message.role === 'user') turnStarts.push(index);
+    if (message.role === 'user' && !isSummary(message)) turnStarts.push(index);
   });
   const keep = Math.max(1, Math.floor(keepTurns));
   let cut = turnStarts.length > keep ? (turnStarts[turnStarts.length - keep] ?? 0) : 0;
@@ -120,5 +128,5 @@ function throwIfCancelled(signal?: AbortSignal): void {
 }
 
 function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

@@ -1,3 +1,5 @@
+import type { LoggedWindow } from './tally';
+
 /**
  * The events of `drift.jsonl`, named and shaped as "The contract" fixes them.
  * The gate produces them; the DriftLog adds `v`, `ts` and, on a drift, the
@@ -10,12 +12,22 @@ export interface Identity {
   readonly model: string;
 }
 
-export type LossReason = 'no-usage' | 'switch';
+/**
+ * `no-usage`: a completed request reported no usage; `switch`: the identity
+ * changed; `suspect-usage`: the reported count was below half the local
+ * estimate or equal to the server's window (a truncated or under-counted
+ * prompt), so it is not an anchor.
+ */
+export type LossReason = 'no-usage' | 'switch' | 'suspect-usage';
+
+export const LOSS_REASONS: readonly LossReason[] = ['no-usage', 'switch', 'suspect-usage'];
 
 /** model and provider: the identity that went silent (no-usage) or was left (switch). */
 export interface AnchorLossEvent {
   readonly event: 'anchor_loss';
   readonly session: string;
+  /** The loss window this loss opened or joined. */
+  readonly window: string;
   readonly reason: LossReason;
   readonly model: string;
   readonly provider: string;
@@ -26,6 +38,8 @@ export interface AnchorLossEvent {
 export interface AnchorDriftEvent {
   readonly event: 'anchor_drift';
   readonly session: string;
+  /** The window this measurement closes. */
+  readonly window: string;
   /** The identity that re-anchored. */
   readonly model: string;
   readonly provider: string;
@@ -40,13 +54,40 @@ export interface AnchorDriftEvent {
   readonly window_max_est: number;
   /** Requests sent while the window was open, the re-anchoring one included. */
   readonly window_requests: number;
+  /** The estimate of each of the newest 1,000 of those requests, oldest first (since the last restart). */
+  readonly window_ests: readonly number[];
 }
 
-export type DriftEvent = AnchorLossEvent | AnchorDriftEvent;
+/**
+ * A window still open when its session ends or the extension stops: its
+ * evidence so far. It neither opens nor closes a window in the totals; the
+ * window goes on when the session is opened again.
+ */
+export interface AnchorLossOpenEvent {
+  readonly event: 'anchor_loss_open';
+  readonly session: string;
+  readonly window: string;
+  /** The loss that opened the window, and its identity. */
+  readonly reason: LossReason;
+  readonly model: string;
+  readonly provider: string;
+  /** Every reason the window holds, and whether it warned. */
+  readonly reasons: readonly LossReason[];
+  readonly warned: boolean;
+  /** The latest estimate sent in the window. */
+  readonly est: number;
+  readonly window_max_est: number;
+  readonly window_requests: number;
+  readonly window_ests: readonly number[];
+}
+
+export type DriftEvent = AnchorLossEvent | AnchorDriftEvent | AnchorLossOpenEvent;
 
 /** Where the gate writes its events; the only I/O the gate does. */
 export interface DriftSink {
   record(event: DriftEvent): void;
+  /** The newest window of a session as the log tells it, for a gate reopening the session (reconcile.ts). */
+  windowOf?(session: string): LoggedWindow | undefined;
 }
 
 /** Totals as they stand after an event; see tally.ts for what each counts. */
@@ -57,13 +98,17 @@ export interface DriftTotals {
   readonly abs_delta_sum: number;
 }
 
-export type AnchorLossRecord = AnchorLossEvent & { readonly v: 1; readonly ts: string };
-export type AnchorDriftRecord = AnchorDriftEvent & {
+/** Lines written before windows had ids lack `window`. */
+export type AnchorLossRecord = Omit<AnchorLossEvent, 'window'> & { readonly window?: string; readonly v: 1; readonly ts: string };
+export type AnchorLossOpenRecord = AnchorLossOpenEvent & { readonly v: 1; readonly ts: string };
+export type AnchorDriftRecord = Omit<AnchorDriftEvent, 'window' | 'window_ests'> & {
+  readonly window?: string;
+  readonly window_ests?: readonly number[];
   readonly v: 1;
   readonly ts: string;
   readonly totals: DriftTotals;
 };
-export type DriftRecord = AnchorLossRecord | AnchorDriftRecord;
+export type DriftRecord = AnchorLossRecord | AnchorDriftRecord | AnchorLossOpenRecord;
 
 /** A sink that keeps events in memory (the gate's preview, and tests). */
 export class MemoryDriftSink implements DriftSink {

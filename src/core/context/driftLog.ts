@@ -1,6 +1,7 @@
+import * as fs from 'node:fs';
 import { appendJsonLine, isoNow, JsonlTail } from '../jsonl';
-import type { AnchorDriftRecord, AnchorLossRecord, DriftEvent, DriftRecord, DriftSink, DriftTotals } from './driftEvents';
-import { Tally, type OpenWindow } from './tally';
+import { LOSS_REASONS, type AnchorDriftRecord, type DriftEvent, type DriftRecord, type DriftSink, type DriftTotals } from './driftEvents';
+import { Tally, type LoggedWindow, type OpenWindow } from './tally';
 
 /** What the drift view shows. */
 export interface DriftRead {
@@ -31,6 +32,9 @@ export class DriftLog implements DriftSink {
   private skipped = 0;
   /** The last read, until the file changes (the gauge's tooltip asks often). */
   private read: Omit<DriftRead, 'skipped'> | undefined;
+  /** Size, inode and mtime at the last read: one stat tells whether anything was appended since. */
+  private seen = '';
+  private pendingTail = false;
 
   constructor(
     readonly file: string,
@@ -41,9 +45,8 @@ export class DriftLog implements DriftSink {
 
   record(event: DriftEvent): void {
     const ts = isoNow(this.clock);
-    if (event.event === 'anchor_loss') {
-      const line: AnchorLossRecord = { v: 1, ...event, ts };
-      appendJsonLine(this.file, line);
+    if (event.event !== 'anchor_drift') {
+      appendJsonLine(this.file, { v: 1, ...event, ts });
       return;
     }
     // Counted on a copy: the line itself is counted when a later read finds it in the file.
@@ -65,8 +68,24 @@ export class DriftLog implements DriftSink {
     return { ...this.read, skipped: this.skipped + (pending ? 1 : 0) };
   }
 
+  /** The newest window of a session as the file tells it: a gate reopening the session reconciles with it. */
+  windowOf(session: string): LoggedWindow | undefined {
+    this.catchUp();
+    return this.tally.windowOf(session);
+  }
+
   /** Counts the lines appended since the last read; returns whether the file ends in an incomplete line. */
   private catchUp(): boolean {
+    // The gauge asks on every request: a file unchanged since the last read costs one stat, not an open and a read.
+    const stat = fs.statSync(this.file, { throwIfNoEntry: false });
+    const seen = stat ? `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}` : 'none';
+    if (seen === this.seen) return this.pendingTail;
+    this.seen = seen;
+    this.pendingTail = this.readTail();
+    return this.pendingTail;
+  }
+
+  private readTail(): boolean {
     const read = this.tail.read();
     if (read.restarted) {
       this.tally = new Tally();
@@ -85,24 +104,41 @@ export class DriftLog implements DriftSink {
   }
 }
 
-/** The whole file, read once. */
-export function readDriftFile(file: string): DriftRead {
-  return new DriftLog(file).readDrift();
-}
-
 export function isDriftRecord(value: unknown): value is DriftRecord {
   if (!isRecord(value) || value.v !== 1 || typeof value.ts !== 'string' || typeof value.session !== 'string') return false;
   if (typeof value.model !== 'string' || typeof value.provider !== 'string' || !isNumber(value.est)) return false;
-  if (value.event === 'anchor_loss') return value.reason === 'no-usage' || value.reason === 'switch';
+  // Lines written before windows had ids have no `window`.
+  if (value.window !== undefined && typeof value.window !== 'string') return false;
+  if (value.event === 'anchor_loss') return isReason(value.reason);
+  const windowFields = isNumber(value.window_max_est) && isNumber(value.window_requests);
+  if (value.event === 'anchor_loss_open') {
+    return (
+      typeof value.window === 'string' &&
+      isReason(value.reason) &&
+      Array.isArray(value.reasons) &&
+      value.reasons.every(isReason) &&
+      typeof value.warned === 'boolean' &&
+      windowFields &&
+      isNumberList(value.window_ests)
+    );
+  }
   if (value.event !== 'anchor_drift') return false;
   return (
     typeof value.loss_model === 'string' &&
     typeof value.loss_provider === 'string' &&
     isNumber(value.real) &&
     isNumber(value.delta) &&
-    isNumber(value.window_max_est) &&
-    isNumber(value.window_requests)
+    windowFields &&
+    (value.window_ests === undefined || isNumberList(value.window_ests))
   );
+}
+
+function isReason(value: unknown): boolean {
+  return LOSS_REASONS.includes(value as never);
+}
+
+function isNumberList(value: unknown): boolean {
+  return Array.isArray(value) && value.every(isNumber);
 }
 
 function isNumber(value: unknown): value is number {

@@ -1,17 +1,21 @@
-import type { ChatMessage } from '../messages';
-import { heuristicEstimator } from './heuristic';
-import { tiktokenEstimator, type RanksLoader, type TiktokenEncodingName } from './tiktoken';
+/**
+ * Which tokenizer counts a model's context. Models whose encoding OpenAI
+ * publishes are counted exactly with js-tiktoken, in a worker thread
+ * (tokenizer/workerTokenizer.ts); every other model gets the CJK-aware
+ * heuristic, calibrated against the provider's own counts (calibration.ts).
+ */
 
-/** The tokenizer port: counts what a request would cost, locally. */
-export interface Estimator {
+export type TiktokenEncodingName = 'o200k_base' | 'cl100k_base';
+
+/** The tokenizer port: exact counts of texts, computed off the caller's thread. */
+export interface TokenCounter {
+  /** The encoding's name: counts of two counters never mix. */
   readonly name: string;
-  countMessage(message: ChatMessage): number;
-  countText(text: string): number;
+  count(texts: readonly string[]): Promise<number[]>;
 }
 
-export { heuristicEstimator } from './heuristic';
-export { tiktokenEstimator, defaultRanksLoader } from './tiktoken';
-export type { RanksLoader, TiktokenEncodingName } from './tiktoken';
+/** What the gauge names as the estimator. */
+export type EstimatorKind = 'tokenizer' | 'calibrated heuristic' | 'heuristic';
 
 /**
  * The encoding OpenAI uses for a model, or undefined when we do not know it
@@ -24,14 +28,4 @@ export function encodingForModel(model: string): TiktokenEncodingName | undefine
   if (/^o[134](-|$)/.test(id)) return 'o200k_base';
   if (/^(gpt-4|gpt-3\.5-turbo|gpt-35-turbo|text-embedding-3|text-embedding-ada-002)/.test(id)) return 'cl100k_base';
   return undefined;
-}
-
-/**
- * The estimator for a model: js-tiktoken when its encoding is known, the
- * heuristic otherwise. Await it before the first request of an identity: an
- * anchor measured with one estimator must not be projected with another.
- */
-export async function estimatorForModel(model: string, loader?: RanksLoader): Promise<Estimator> {
-  const encoding = encodingForModel(model);
-  return encoding ? tiktokenEstimator(encoding, loader) : heuristicEstimator();
 }

@@ -1,12 +1,19 @@
-import type { AnchorDriftEvent, DriftSink, Identity } from './driftEvents';
-import { initialGateState, type GateState } from './gateState';
+import { newId } from '../ids';
+import { Calibration } from './calibration';
+import type { DriftEvent, DriftSink, Identity } from './driftEvents';
+import type { EstimatorKind } from './estimator';
+import { initialGateState, sameIdentity, withCurrentSlug, withWindowId, type GateState } from './gateState';
+import type { PayloadMeasure } from './ledger';
+import { reconcile } from './reconcile';
 import {
   beginRequest,
   compacted,
   settleRequest,
   type Projection,
+  type RequestEstimate,
   type RequestResult,
   type Settlement,
+  type StepContext,
 } from './transitions';
 
 export interface ContextGateOptions {
@@ -14,13 +21,29 @@ export interface ContextGateOptions {
   readonly sink: DriftSink;
   /** State from the session file; a fresh session starts without one. */
   readonly state?: GateState;
+  readonly clock?: () => Date;
+  readonly newWindowId?: () => string;
 }
 
 export interface AfterRequestOutcome {
   /** `ignored`: no request was in flight, or a compaction replaced its history. */
   readonly kind: Settlement | 'ignored';
-  /** The window this request closed, as written to the drift log. */
-  readonly drift?: AnchorDriftEvent;
+  /** The events this request wrote: the drift that closed a window, or a suspect count's loss. */
+  readonly events: readonly DriftEvent[];
+}
+
+/** A projection and the estimator that made it. */
+export type GateProjection = Projection & { readonly estimator: EstimatorKind; readonly counter: string; readonly pending: number };
+
+/** Estimates kept per open window: the newest this many, with their count in the state. */
+export const WINDOW_ESTS = 1_000;
+
+interface InFlight {
+  readonly identity: Identity;
+  readonly measure: PayloadMeasure;
+  readonly est: number;
+  /** Characters added since the anchor, and its count: one calibration pair if this request anchors. */
+  readonly pair?: { readonly features: readonly number[]; readonly real: number };
 }
 
 /**
@@ -28,26 +51,42 @@ export interface AfterRequestOutcome {
  *
  * Call `beforeRequest` right before a request goes out and `afterRequest`
  * when it ends, whatever the end. `project` answers the same question
- * without changing anything (the gauge, the compaction decision).
+ * without changing anything (the gauge, the compaction decision). `close`
+ * when the session ends or the extension stops: an open window is written
+ * as `anchor_loss_open`.
  *
  * State is committed before events reach the sink, so a sink that throws
- * (disk full) cannot leave the gate half-updated.
+ * (disk full) cannot leave the gate half-updated. The estimates of an open
+ * window are kept here, in memory, not in the session file.
  */
 export class ContextGate {
   readonly session: string;
   private readonly sink: DriftSink;
+  private readonly clock: () => Date;
+  private readonly newWindowId: () => string;
   private current: GateState;
-  private inFlight: Identity | null = null;
+  private inFlight: InFlight | null = null;
+  private calibration: Calibration | undefined;
+  private ests: { window: string; values: number[]; last: number } | undefined;
+  private closedAt: string | undefined;
 
   constructor(options: ContextGateOptions) {
     this.session = options.session;
     this.sink = options.sink;
-    this.current = options.state ?? initialGateState();
+    this.clock = options.clock ?? (() => new Date());
+    this.newWindowId = options.newWindowId ?? newId;
+    const loaded = withWindowId(options.state ?? initialGateState(), this.newWindowId);
+    const reconciled = reconcile(loaded, options.sink.windowOf?.(this.session));
+    this.current = reconciled.state;
+    if (reconciled.ests && this.current.window) this.ests = { window: this.current.window.id, values: [...reconciled.ests], last: reconciled.ests.at(-1) ?? 0 };
+    if (this.current.calibration) this.calibration = Calibration.restore(this.current.calibration);
   }
 
   /** Plain JSON for the session file. */
   snapshot(): GateState {
-    return this.current;
+    const calibration = this.calibration && this.calibration.observed > 0 ? this.calibration.snapshot() : undefined;
+    const { calibration: _old, ...rest } = this.current;
+    return calibration ? { ...rest, calibration } : rest;
   }
 
   /** The gauge's warning state: a window is open and has warned. */
@@ -56,35 +95,121 @@ export class ContextGate {
   }
 
   /** What beforeRequest would answer now, with no event and no change. */
-  project(identity: Identity, estNow: number): Projection {
-    return beginRequest(this.current, this.session, identity, estNow).projection;
+  project(identity: Identity, measure: PayloadMeasure): GateProjection {
+    const estimate = this.estimate(identity, measure, false);
+    const step = beginRequest(this.current, this.context(identity), estimate.request);
+    return { ...step.projection, ...estimate.label };
   }
 
-  beforeRequest(identity: Identity, estNow: number): Projection {
-    const step = beginRequest(this.current, this.session, identity, estNow);
+  beforeRequest(identity: Identity, measure: PayloadMeasure): GateProjection {
+    const previous = withCurrentSlug(this.current, identity).previous;
+    // A fit belongs to one tokenizer and chat template: a switch starts it over.
+    if (previous && this.current.established && !sameIdentity(previous, identity)) this.calibration = undefined;
+    const estimate = this.estimate(identity, measure, true);
+    const step = beginRequest(this.current, this.context(identity), estimate.request);
     this.current = step.state;
-    this.inFlight = identity;
+    this.trackWindow(estimate.request.est);
+    const anchor = step.projection.anchor;
+    const pair = estimate.pairFeatures && anchor ? { features: estimate.pairFeatures, real: anchor.real } : undefined;
+    this.inFlight = { identity, measure, est: estimate.request.est, ...(pair ? { pair } : {}) };
     for (const event of step.events) this.sink.record(event);
-    return step.projection;
+    return { ...step.projection, ...estimate.label };
   }
 
   afterRequest(result: RequestResult): AfterRequestOutcome {
-    const identity = this.inFlight;
-    if (!identity) return { kind: 'ignored' };
+    const sent = this.inFlight;
+    if (!sent) return { kind: 'ignored', events: [] };
     this.inFlight = null;
-    const settled = settleRequest(this.current, this.session, identity, result);
+    const windowEsts = this.ests && this.current.window?.id === this.ests.window ? this.ests.values : [];
+    const sentEstimate = { est: sent.est, toolsEst: sent.measure.mark.tools.tokens, mark: sent.measure.mark, windowEsts };
+    const settled = settleRequest(this.current, this.context(sent.identity), result, sentEstimate);
+    if (settled.outcome === 'anchored' && result.promptTokens !== undefined) this.learn(sent, result.promptTokens);
     this.current = settled.state;
+    if (settled.outcome === 'anchored') this.ests = undefined;
     for (const event of settled.events) this.sink.record(event);
-    const drift = settled.events[0];
-    return drift ? { kind: settled.outcome, drift } : { kind: settled.outcome };
+    return { kind: settled.outcome, events: settled.events };
   }
 
   /**
    * The history was summarized: drop the anchor, set the one-shot marker. A
    * request still in flight measured the old history; its result is ignored.
+   * A compaction that replaced nothing changes nothing.
    */
-  afterCompaction(): void {
+  afterCompaction(replaced = 1): void {
+    if (replaced <= 0) return;
     this.current = compacted(this.current);
     this.inFlight = null;
+  }
+
+  /** The session ends or the extension stops: a window still open is written as `anchor_loss_open`, once per state of it. */
+  close(): void {
+    const window = this.current.window;
+    if (!window) return;
+    const key = `${window.id}:${window.requests}`;
+    if (this.closedAt === key) return;
+    this.closedAt = key;
+    const ests = this.ests?.window === window.id ? this.ests : undefined;
+    this.sink.record({
+      event: 'anchor_loss_open',
+      session: this.session,
+      window: window.id,
+      reason: window.openedBy.reason,
+      model: window.openedBy.model,
+      provider: window.openedBy.provider,
+      reasons: window.reasons,
+      warned: window.warned,
+      est: ests?.last ?? 0,
+      window_max_est: window.maxEst,
+      window_requests: window.requests,
+      window_ests: ests ? [...ests.values] : [],
+    });
+  }
+
+  private context(identity: Identity): StepContext {
+    return { session: this.session, identity, newWindowId: this.newWindowId, at: this.clock().toISOString() };
+  }
+
+  /**
+   * The payload in the gate's units. For a model with no known tokenizer,
+   * once calibrated: the fitted rates, on the change since the anchor and on
+   * the whole payload; otherwise the measure's own counts.
+   */
+  private estimate(identity: Identity, measure: PayloadMeasure, committing: boolean) {
+    const heuristic = measure.counter === 'heuristic';
+    const calibration = heuristic ? this.calibrationFor(identity, committing) : undefined;
+    const calibrated = calibration?.calibrated ?? false;
+    const est = calibrated && calibration ? calibration.total(measure.features) : measure.tokens;
+    const anchor = withCurrentSlug(this.current, identity).anchor;
+    const since = anchor?.mark && sameIdentity(anchor.identity, identity) ? measure.since(anchor.mark) : undefined;
+    const request: RequestEstimate = since
+      ? { est, change: calibrated && calibration ? calibration.delta(since.features) : since.tokens, parts: since.parts }
+      : { est };
+    const estimator: EstimatorKind = !heuristic ? 'tokenizer' : calibrated ? 'calibrated heuristic' : 'heuristic';
+    return { request, pairFeatures: heuristic ? since?.features : undefined, label: { estimator, counter: measure.counter, pending: measure.pending } };
+  }
+
+  private calibrationFor(identity: Identity, committing: boolean): Calibration {
+    if (this.calibration && sameIdentity(this.calibration.identity, identity)) return this.calibration;
+    const fresh = Calibration.fresh(identity);
+    if (committing) this.calibration = fresh;
+    return fresh;
+  }
+
+  /** Consecutive anchors of a model with no known tokenizer: one more pair for its fit. */
+  private learn(sent: InFlight, real: number): void {
+    if (sent.measure.counter !== 'heuristic') return;
+    const calibration = this.calibrationFor(sent.identity, true);
+    if (sent.pair) calibration.observePair(sent.pair.features, real - sent.pair.real);
+    // A reload still being measured knows the whole payload's characters only roughly.
+    if (sent.measure.rough === 0) calibration.observeTotal(sent.measure.features, real);
+  }
+
+  private trackWindow(est: number): void {
+    const window = this.current.window;
+    if (!window) return;
+    if (this.ests?.window !== window.id) this.ests = { window: window.id, values: [], last: est };
+    this.ests.values.push(est);
+    this.ests.last = est;
+    if (this.ests.values.length > WINDOW_ESTS) this.ests.values.splice(0, this.ests.values.length - WINDOW_ESTS);
   }
 }

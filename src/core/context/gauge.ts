@@ -1,3 +1,9 @@
+import type { DriftTotals } from './driftEvents';
+import type { EstimatorKind } from './estimator';
+import type { AnchorChange } from './gateState';
+import type { GateProjection } from './gate';
+import type { UnanchoredReason, WarningKind } from './transitions';
+
 /** What the status bar and the chat show about the context. */
 export interface GaugeState {
   readonly projected: number;
@@ -8,8 +14,47 @@ export interface GaugeState {
   readonly warning: boolean;
   readonly estimate: number;
   readonly anchor?: { readonly real: number; readonly est: number; readonly model: string; readonly provider: string };
-  readonly totals?: { readonly windows: number; readonly warned: number; readonly drifts: number; readonly abs_delta_sum: number };
+  readonly totals?: DriftTotals;
+  /** Where `window` came from: the user's `candor.contextWindow`, the local server's report, or the default. */
+  readonly windowSource?: 'settings' | 'server' | 'default';
+  /** What counted the estimate: the model's tokenizer, or the heuristic (calibrated or not). */
+  readonly estimator?: { readonly kind: EstimatorKind; readonly name: string; readonly pending: number };
+  /** Why the count is an estimate. */
+  readonly unanchoredBecause?: UnanchoredReason;
+  readonly warningKind?: WarningKind;
+  /** The payload shrank under the anchor: when, by how much, and why. */
+  readonly change?: AnchorChange;
 }
+
+/** The gauge for a projection, with the window in use and the drift totals. */
+export function gaugeOf(
+  projection: GateProjection,
+  settings: { readonly contextWindow: number; readonly windowSource?: GaugeState['windowSource']; readonly thresholdPercent: number },
+  totals: DriftTotals,
+): GaugeState {
+  const anchor = projection.anchor;
+  return {
+    projected: projection.projected,
+    estimate: projection.estNow,
+    anchored: projection.anchored,
+    warning: projection.warning,
+    window: settings.contextWindow,
+    ...(settings.windowSource ? { windowSource: settings.windowSource } : {}),
+    thresholdPercent: settings.thresholdPercent,
+    ...(anchor ? { anchor: { real: anchor.real, est: anchor.est, model: anchor.identity.model, provider: anchor.identity.provider } } : {}),
+    totals,
+    estimator: { kind: projection.estimator, name: projection.counter, pending: projection.pending },
+    ...(projection.unanchoredBecause ? { unanchoredBecause: projection.unanchoredBecause } : {}),
+    ...(projection.warningKind ? { warningKind: projection.warningKind } : {}),
+    ...(projection.change ? { change: projection.change } : {}),
+  };
+}
+
+const WINDOW_SOURCES = {
+  settings: 'from candor.contextWindow',
+  server: 'as the server reports it runs',
+  default: 'the default of candor.contextWindow',
+} as const;
 
 export function percentOf(state: GaugeState): number {
   return state.window > 0 ? Math.round((state.projected / state.window) * 100) : 0;
@@ -26,7 +71,7 @@ export function compactNumber(n: number): string {
   return `${Number.isInteger(m) ? m : m.toFixed(1).replace(/\.0$/, '')}M`;
 }
 
-/** The status bar text of the contract: `$(pulse) 37% 47.2K/128K`. */
+/** The status bar text users and tests rely on: `$(pulse) 37% 47.2K/128K`. */
 export function gaugeText(state: GaugeState): string {
   return `$(pulse) ${percentOf(state)}% ${compactNumber(state.projected)}/${compactNumber(state.window)}`;
 }
@@ -46,11 +91,51 @@ export function gaugeTooltip(state: GaugeState): string {
     `Estimate now: ${state.estimate.toLocaleString('en-US')}`,
     `Compaction threshold: ${state.thresholdPercent}%`,
   ];
-  if (state.warning) lines.push('Warning: the provider stopped reporting usage — the count is an estimate.');
+  if (state.windowSource) lines.splice(1, 0, `Window: ${state.window.toLocaleString('en-US')} tokens, ${WINDOW_SOURCES[state.windowSource]}`);
+  if (state.estimator) lines.push(estimatorLine(state.estimator));
+  if (!state.anchored && state.unanchoredBecause) lines.push(`Estimated: ${UNANCHORED[state.unanchoredBecause]}`);
+  if (state.change) lines.push(changeLine(state.change));
+  if (state.warning) {
+    lines.push(
+      state.warningKind === 'usage-unsupported'
+        ? 'Warning: this server never reports usage in streams — the count is an estimate.'
+        : 'Warning: the provider stopped reporting usage — the count is an estimate.',
+    );
+  }
   if (state.totals) {
     const t = state.totals;
     lines.push(`Drift: ${t.windows} loss windows, ${t.warned} warned, ${t.drifts} re-anchored, |delta| sum ${t.abs_delta_sum.toLocaleString('en-US')}`);
   }
   lines.push('Click to open the drift view.');
   return lines.join('\n');
+}
+
+const UNANCHORED: Record<UnanchoredReason, string> = {
+  'not-established': 'no request has completed in this session yet.',
+  'after-compaction': 'the first request after a compaction measures the new history.',
+  'after-switch': 'the first request after a model or provider switch measures the new identity.',
+  'after-shrink': 'more than half of what the anchor measured was removed; the next request measures what is left.',
+  'no-usage': 'the provider did not report usage for the last reply.',
+  'suspect-usage': 'the provider\'s last count was too low to trust (a truncated or under-counted prompt).',
+};
+
+function estimatorLine(estimator: NonNullable<GaugeState['estimator']>): string {
+  const pending = estimator.pending > 0 ? `; ${estimator.pending} part(s) counted by the heuristic until their exact count lands` : '';
+  switch (estimator.kind) {
+    case 'tokenizer':
+      return `Estimator: tokenizer (${estimator.name})${pending}`;
+    case 'calibrated heuristic':
+      return `Estimator: calibrated heuristic (rates per script fitted to this provider's own counts)${pending}`;
+    default:
+      return `Estimator: heuristic (no known tokenizer for this model; calibrating from the provider's counts)${pending}`;
+  }
+}
+
+function changeLine(change: AnchorChange): string {
+  const what = change.parts.length > 0 ? change.parts.map((part) => (part === 'system' ? 'the system prompt (memory or prompt version)' : 'the tool list')).join(' and ') : 'the payload';
+  const at = change.at.slice(11, 19);
+  const removed = change.removed.toLocaleString('en-US');
+  return change.kind === 'dropped'
+    ? `Anchor dropped at ${at} UTC: ${what} changed and more than half of the anchored estimate (${removed} tokens) was removed.`
+    : `Shrunk at ${at} UTC: ${what} changed; the estimate of what was removed (${removed} tokens) is subtracted from the anchor.`;
 }

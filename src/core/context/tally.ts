@@ -1,4 +1,4 @@
-import type { AnchorLossRecord, DriftRecord, DriftTotals, LossReason } from './driftEvents';
+import type { AnchorDriftRecord, AnchorLossOpenRecord, AnchorLossRecord, DriftRecord, DriftTotals, LossReason } from './driftEvents';
 
 /**
  * Totals are counted from the events in the file, in file order, never kept
@@ -6,24 +6,35 @@ import type { AnchorLossRecord, DriftRecord, DriftTotals, LossReason } from './d
  * and agree between two windows (processes) appending to the same file. The
  * drift log feeds a Tally each line once, as the file grows.
  *
- * - `windows`: loss windows opened. An `anchor_loss` opens one unless it is
- *   the `no-usage` loss joining an open window of the same session that
- *   has none yet (a switch window whose first request completed without
- *   usage). A `switch` always opens a new window: it drops the open one.
- * - `warned`: windows that warned, i.e. `anchor_loss` events of reason
- *   `no-usage` (a window holds at most one).
+ * - `windows`: loss windows opened. A window is known by its id: the first
+ *   `anchor_loss` of an id opens it, later ones join it, so a window the gate
+ *   carried over a restart is never counted twice. (Lines written before
+ *   windows had ids: an `anchor_loss` opens one unless it is the `no-usage`
+ *   loss joining an open window of the same session that has none yet.)
+ *   A `switch` always opens a new window: it drops the open one.
+ * - `warned`: windows that warned, i.e. their `no-usage` loss (at most one each).
  * - `drifts`: `anchor_drift` events, i.e. windows closed by a measurement.
  * - `abs_delta_sum`: the sum of |delta| over those events, in tokens.
+ *
+ * `anchor_loss_open` (a window still open when its session ended or the
+ * extension stopped) neither opens nor closes a window: it only records the
+ * window's evidence so far.
  */
-export const ZERO_TOTALS: DriftTotals = { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 };
-
 /** A loss window not (yet) closed by an `anchor_drift`. */
 export interface OpenWindow {
   readonly session: string;
+  readonly window?: string;
   /** The losses it holds, the opening one first. */
   readonly losses: AnchorLossRecord[];
   readonly warned: boolean;
+  /** The evidence written when its session last ended with it open. */
+  readonly lastOpen?: AnchorLossOpenRecord;
 }
+
+/** The newest window of a session, as the log tells it: what a gate reopening the session reconciles with. */
+export type LoggedWindow =
+  | { readonly state: 'open'; readonly window: OpenWindow }
+  | { readonly state: 'closed'; readonly window: string | undefined; readonly drift: AnchorDriftRecord };
 
 export interface DriftTally {
   readonly totals: DriftTotals;
@@ -32,8 +43,10 @@ export interface DriftTally {
 }
 
 interface MutableWindow {
+  id: string | undefined;
   losses: AnchorLossRecord[];
   reasons: Set<LossReason>;
+  lastOpen?: AnchorLossOpenRecord;
 }
 
 /** Counts the events in file order. */
@@ -43,24 +56,24 @@ export class Tally {
   private drifts = 0;
   private absDeltaSum = 0;
   private readonly openBySession = new Map<string, MutableWindow>();
+  private readonly closedBySession = new Map<string, AnchorDriftRecord>();
+  private readonly seen = new Set<string>();
 
   add(record: DriftRecord): void {
     if (record.event === 'anchor_drift') {
       this.drifts++;
       this.absDeltaSum += Math.abs(record.delta);
       this.openBySession.delete(record.session);
+      this.closedBySession.set(record.session, record);
       return;
     }
-    if (record.reason === 'no-usage') this.warned++;
     const open = this.openBySession.get(record.session);
-    const joins = record.reason === 'no-usage' && open !== undefined && !open.reasons.has('no-usage');
-    if (joins) {
-      open.losses.push(record);
-      open.reasons.add(record.reason);
+    if (record.event === 'anchor_loss_open') {
+      if (open && open.id === record.window) open.lastOpen = record;
       return;
     }
-    this.windows++;
-    this.openBySession.set(record.session, { losses: [record], reasons: new Set([record.reason]) });
+    if (record.window !== undefined) this.addWithId(record, record.window, open);
+    else this.addLegacy(record, open);
   }
 
   /** An independent tally at the same point, to count an event that is not in the file yet. */
@@ -71,8 +84,10 @@ export class Tally {
     copy.drifts = this.drifts;
     copy.absDeltaSum = this.absDeltaSum;
     for (const [session, window] of this.openBySession) {
-      copy.openBySession.set(session, { losses: [...window.losses], reasons: new Set(window.reasons) });
+      copy.openBySession.set(session, { ...window, losses: [...window.losses], reasons: new Set(window.reasons) });
     }
+    for (const [session, drift] of this.closedBySession) copy.closedBySession.set(session, drift);
+    for (const id of this.seen) copy.seen.add(id);
     return copy;
   }
 
@@ -81,13 +96,58 @@ export class Tally {
   }
 
   result(): DriftTally {
-    const open = [...this.openBySession].map(([session, window]) => ({
-      session,
-      losses: window.losses,
-      warned: window.reasons.has('no-usage'),
-    }));
-    return { totals: this.totals, open };
+    return { totals: this.totals, open: [...this.openBySession].map(([session, window]) => openView(session, window)) };
   }
+
+  /** The newest window of a session: open, or closed by its drift. */
+  windowOf(session: string): LoggedWindow | undefined {
+    const open = this.openBySession.get(session);
+    if (open) return { state: 'open', window: openView(session, open) };
+    const drift = this.closedBySession.get(session);
+    return drift ? { state: 'closed', window: drift.window, drift } : undefined;
+  }
+
+  private addWithId(record: AnchorLossRecord, id: string, open: MutableWindow | undefined): void {
+    // A window an earlier version opened (no id) and this one carried on: the id names it from now on.
+    if (!this.seen.has(id) && open && open.id === undefined && record.reason !== 'switch' && !open.reasons.has(record.reason)) {
+      this.seen.add(id);
+      open.id = id;
+    }
+    if (!this.seen.has(id)) {
+      this.seen.add(id);
+      this.windows++;
+      if (record.reason === 'no-usage') this.warned++;
+      this.openBySession.set(record.session, { id, losses: [record], reasons: new Set([record.reason]) });
+      return;
+    }
+    // A window the tally has closed (or another session's) is not reopened by a late line.
+    if (!open || open.id !== id || open.reasons.has(record.reason)) return;
+    if (record.reason === 'no-usage') this.warned++;
+    open.losses.push(record);
+    open.reasons.add(record.reason);
+  }
+
+  private addLegacy(record: AnchorLossRecord, open: MutableWindow | undefined): void {
+    if (record.reason === 'no-usage') this.warned++;
+    const joins = record.reason === 'no-usage' && open !== undefined && open.id === undefined && !open.reasons.has('no-usage');
+    if (joins) {
+      open.losses.push(record);
+      open.reasons.add(record.reason);
+      return;
+    }
+    this.windows++;
+    this.openBySession.set(record.session, { id: undefined, losses: [record], reasons: new Set([record.reason]) });
+  }
+}
+
+function openView(session: string, window: MutableWindow): OpenWindow {
+  return {
+    session,
+    ...(window.id !== undefined ? { window: window.id } : {}),
+    losses: window.losses,
+    warned: window.reasons.has('no-usage'),
+    ...(window.lastOpen ? { lastOpen: window.lastOpen } : {}),
+  };
 }
 
 export function tallyDrift(records: readonly DriftRecord[]): DriftTally {

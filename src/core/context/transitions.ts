@@ -1,5 +1,6 @@
 import type { AnchorDriftEvent, DriftEvent, Identity, LossReason } from './driftEvents';
-import { sameIdentity, type Anchor, type GateState, type LossWindow } from './gateState';
+import { sameIdentity, withCurrentSlug, type Anchor, type AnchorChange, type GateState, type LossWindow } from './gateState';
+import type { PayloadMark } from './ledger';
 
 /**
  * The state machine of design §1 as pure functions: state in, state and
@@ -7,14 +8,17 @@ import { sameIdentity, type Anchor, type GateState, type LossWindow } from './ga
  */
 
 /** Why a projection is a bare estimate. */
-export type UnanchoredReason = 'not-established' | 'after-compaction' | 'after-switch' | 'no-usage' | 'shrunk';
+export type UnanchoredReason = 'not-established' | 'after-compaction' | 'after-switch' | 'after-shrink' | 'no-usage' | 'suspect-usage';
+
+/** What a new warning says: usage stopped, or this server never reports it in streams. */
+export type WarningKind = 'no-usage' | 'usage-unsupported';
 
 export interface Projection {
   readonly projected: number;
   readonly estNow: number;
-  /** projected = anchor.real + (estNow - anchor.est). */
+  /** projected = anchor.real + (estNow - anchor.est), for either sign. */
   readonly anchored: boolean;
-  /** The anchor the session holds, if any (also in the shrink case). */
+  /** The anchor the session holds, if any. */
   readonly anchor?: Anchor;
   /** Set when not anchored. */
   readonly unanchoredBecause?: UnanchoredReason;
@@ -22,8 +26,28 @@ export interface Projection {
   readonly warning: boolean;
   /** This request emitted the `no-usage` warning (once per window). */
   readonly newWarning: boolean;
+  readonly warningKind?: WarningKind;
   /** This request is the first under a new identity. */
   readonly switched: boolean;
+  /** The payload shrank under the anchor: subtracted, or the anchor dropped. */
+  readonly change?: AnchorChange;
+}
+
+/** The estimate of the payload to send, in the gate's units (calibrated or not). */
+export interface RequestEstimate {
+  readonly est: number;
+  /** The estimate of what changed since the anchor's mark; absent when it cannot be told (then est − anchor.est). */
+  readonly change?: number;
+  readonly parts?: readonly ('system' | 'tools')[];
+}
+
+/** What a transition needs besides the state. */
+export interface StepContext {
+  readonly session: string;
+  readonly identity: Identity;
+  readonly newWindowId: () => string;
+  /** ISO time of the request. */
+  readonly at: string;
 }
 
 export interface Step {
@@ -32,9 +56,13 @@ export interface Step {
   readonly events: DriftEvent[];
 }
 
-export function beginRequest(state: GateState, session: string, identity: Identity, estNow: number): Step {
+export function beginRequest(before: GateState, ctx: StepContext, estimate: RequestEstimate): Step {
+  const { session, identity } = ctx;
+  const state = withCurrentSlug(before, identity);
   const events: DriftEvent[] = [];
-  let { anchor, window, afterSwitch } = state;
+  const est = estimate.est;
+  let { anchor, window, afterSwitch, afterShrink } = state;
+  let lastChange = state.change;
   const switched = state.previous !== null && !sameIdentity(state.previous, identity);
   // Before the session is established there is no anchor to lose, and the
   // missing anchor is legitimate anyway: a switch then changes nothing.
@@ -42,45 +70,73 @@ export function beginRequest(state: GateState, session: string, identity: Identi
     // The open window is dropped unmeasured: its numbers would mix providers.
     anchor = null;
     afterSwitch = true;
-    window = openWindow('switch', state.previous, false);
-    events.push(loss(session, 'switch', state.previous, estNow));
+    lastChange = undefined;
+    window = openWindow(ctx.newWindowId(), 'switch', state.previous, false);
+    events.push(loss(session, window.id, 'switch', state.previous, est));
   }
   if (anchor && !sameIdentity(anchor.identity, identity)) anchor = null; // never project on another's base
 
   let unanchoredBecause: UnanchoredReason | undefined;
-  let newWarning = false;
+  let projected = est;
+  let change: AnchorChange | undefined;
   if (anchor) {
-    if (estNow < anchor.est) unanchoredBecause = 'shrunk';
-  } else if (!state.established) {
-    unanchoredBecause = 'not-established';
-  } else if (afterSwitch) {
-    unanchoredBecause = 'after-switch';
-  } else if (state.afterCompaction) {
-    unanchoredBecause = 'after-compaction';
-  } else {
-    unanchoredBecause = 'no-usage';
-    if (!window?.reasons.includes('no-usage')) {
-      window = window
-        ? { ...window, reasons: [...window.reasons, 'no-usage'], warned: true }
-        : openWindow('no-usage', identity, true);
-      newWarning = true;
-      events.push(loss(session, 'no-usage', identity, estNow));
+    const delta = estimate.change ?? est - anchor.est;
+    const parts = estimate.parts ?? [];
+    if (delta < 0 && -delta > anchor.est / 2) {
+      // More than half of what the anchor measured is gone: what is left is no longer that payload.
+      change = { kind: 'dropped', removed: Math.round(-delta), parts, at: ctx.at };
+      anchor = null;
+      afterShrink = true;
+      unanchoredBecause = 'after-shrink';
+    } else {
+      projected = anchor.real + delta;
+      if (delta < 0) {
+        change = { kind: 'shrunk', removed: Math.round(-delta), parts, at: ctx.at };
+        // Never below the provider's count scaled to the share of the estimate still there.
+        projected = Math.max(projected, anchor.est > 0 ? (anchor.real * est) / anchor.est : 0);
+      }
+      projected = Math.max(0, Math.round(projected));
     }
   }
-  if (window) window = { ...window, requests: window.requests + 1, maxEst: Math.max(window.maxEst, estNow) };
 
-  const anchored = anchor !== null && unanchoredBecause === undefined;
+  let newWarning = false;
+  if (!anchor && unanchoredBecause === undefined) {
+    if (!state.established) unanchoredBecause = 'not-established';
+    else if (afterSwitch) unanchoredBecause = 'after-switch';
+    else if (state.afterCompaction) unanchoredBecause = 'after-compaction';
+    else if (afterShrink) unanchoredBecause = 'after-shrink';
+    else {
+      const reason: LossReason = state.missing === 'suspect-usage' ? 'suspect-usage' : 'no-usage';
+      unanchoredBecause = reason;
+      if (!window?.reasons.includes(reason)) {
+        const warns = reason === 'no-usage';
+        window = window
+          ? { ...window, reasons: [...window.reasons, reason], warned: window.warned || warns }
+          : openWindow(ctx.newWindowId(), reason, identity, warns);
+        newWarning = warns;
+        events.push(loss(session, window.id, reason, identity, est));
+      }
+    }
+  }
+  if (window) window = { ...window, requests: window.requests + 1, maxEst: Math.max(window.maxEst, est) };
+  const warningKind: WarningKind | undefined = window?.warned ? (state.missing === 'usage-unsupported' ? 'usage-unsupported' : 'no-usage') : undefined;
+
+  if (change) lastChange = change;
   const projection: Projection = {
-    projected: anchored && anchor ? anchor.real + (estNow - anchor.est) : estNow,
-    estNow,
-    anchored,
+    projected: anchor ? projected : est,
+    estNow: est,
+    anchored: anchor !== null,
     ...(anchor ? { anchor } : {}),
     ...(unanchoredBecause ? { unanchoredBecause } : {}),
     warning: window?.warned ?? false,
     newWarning,
+    ...(warningKind ? { warningKind } : {}),
     switched,
+    ...(lastChange ? { change: lastChange } : {}),
   };
-  return { state: { ...state, anchor, window, afterSwitch, previous: identity }, projection, events };
+  const { change: _dropped, ...rest } = state;
+  const next: GateState = { ...rest, anchor, window, afterSwitch, afterShrink, previous: identity, ...(lastChange ? { change: lastChange } : {}) };
+  return { state: next, projection, events };
 }
 
 export interface RequestResult {
@@ -88,40 +144,76 @@ export interface RequestResult {
   readonly completed: boolean;
   /** usage.prompt_tokens, when the provider reported it. */
   readonly promptTokens?: number;
-  /** The local estimate of exactly the messages sent. */
-  readonly estSent: number;
+  /** The provider is known to report no usage in streams at all. */
+  readonly usageUnsupported?: boolean;
+  /** The window the server runs with: a count equal to it is a truncated prompt. */
+  readonly contextWindow?: number;
 }
 
-export type Settlement = 'not-completed' | 'anchored' | 'unanchored';
+/** What the request carried, as beforeRequest estimated it. */
+export interface SentEstimate {
+  readonly est: number;
+  /** The part of `est` that is tool definitions, which servers render in their own way, some not at all. */
+  readonly toolsEst?: number;
+  readonly mark?: PayloadMark;
+  /** Estimates of the requests sent while the window was open (kept in memory only). */
+  readonly windowEsts: readonly number[];
+}
+
+/** `suspect`: a count that is not an anchor (below half the estimate, or the window itself). */
+export type Settlement = 'not-completed' | 'anchored' | 'unanchored' | 'suspect';
 
 export interface Settled {
   readonly state: GateState;
   readonly outcome: Settlement;
-  readonly events: AnchorDriftEvent[];
+  readonly events: DriftEvent[];
 }
 
-export function settleRequest(state: GateState, session: string, identity: Identity, result: RequestResult): Settled {
+export function settleRequest(state: GateState, ctx: StepContext, result: RequestResult, sent: SentEstimate): Settled {
   // A request that did not complete leaves everything as it was, markers
   // included: a retry after a failure is still the first request after.
   if (!result.completed) return { state, outcome: 'not-completed', events: [] };
-  const base = { ...state, established: true, afterCompaction: false, afterSwitch: false };
+  const { missing: _missing, change: _change, ...rest } = state;
+  const base: GateState = { ...rest, established: true, afterCompaction: false, afterSwitch: false, afterShrink: false };
   const real = result.promptTokens;
   // Zero prompt tokens is what some servers send when they do not count.
   if (real === undefined || !Number.isFinite(real) || real <= 0) {
-    return { state: { ...base, anchor: null }, outcome: 'unanchored', events: [] };
+    return { state: { ...base, anchor: null, missing: result.usageUnsupported ? 'usage-unsupported' : 'no-usage' }, outcome: 'unanchored', events: [] };
   }
-  const anchor: Anchor = { real, est: result.estSent, identity };
-  const events = state.window ? [drift(session, state.window, identity, real, result.estSent)] : [];
+  if (isSuspect(real, sent.est - (sent.toolsEst ?? 0), result.contextWindow)) {
+    const events: DriftEvent[] = [];
+    let window = state.window;
+    if (!window?.reasons.includes('suspect-usage')) {
+      window = window ? { ...window, reasons: [...window.reasons, 'suspect-usage'] } : openWindow(ctx.newWindowId(), 'suspect-usage', ctx.identity, false);
+      events.push(loss(ctx.session, window.id, 'suspect-usage', ctx.identity, sent.est));
+    }
+    return { state: { ...base, anchor: null, window, missing: 'suspect-usage' }, outcome: 'suspect', events };
+  }
+  const anchor: Anchor = { real, est: sent.est, identity: ctx.identity, ...(sent.mark ? { mark: sent.mark } : {}) };
+  const events = state.window ? [drift(ctx.session, state.window, ctx.identity, real, sent)] : [];
   return { state: { ...base, anchor, window: null }, outcome: 'anchored', events };
+}
+
+/**
+ * A count below half of the local estimate, or exactly the server's window:
+ * the server truncated the prompt or counted only part of it (Ollama reported
+ * only newly processed tokens for a time). The estimate compared is that of
+ * the messages: tool definitions are left out, since a server that does not
+ * count them has not truncated anything.
+ */
+export function isSuspect(real: number, est: number, contextWindow?: number): boolean {
+  return real < est / 2 || (contextWindow !== undefined && contextWindow > 0 && real === contextWindow);
 }
 
 /** Compaction replaced the history: the anchor no longer describes it. */
 export function compacted(state: GateState): GateState {
-  return { ...state, anchor: null, afterCompaction: true };
+  const { change: _change, ...rest } = state;
+  return { ...rest, anchor: null, afterCompaction: true };
 }
 
-function openWindow(reason: LossReason, identity: Identity, warned: boolean): LossWindow {
+function openWindow(id: string, reason: LossReason, identity: Identity, warned: boolean): LossWindow {
   return {
+    id,
     openedBy: { reason, provider: identity.provider, model: identity.model },
     reasons: [reason],
     warned,
@@ -130,22 +222,24 @@ function openWindow(reason: LossReason, identity: Identity, warned: boolean): Lo
   };
 }
 
-function loss(session: string, reason: LossReason, identity: Identity, est: number): DriftEvent {
-  return { event: 'anchor_loss', session, reason, model: identity.model, provider: identity.provider, est };
+function loss(session: string, window: string, reason: LossReason, identity: Identity, est: number): DriftEvent {
+  return { event: 'anchor_loss', session, window, reason, model: identity.model, provider: identity.provider, est };
 }
 
-function drift(session: string, window: LossWindow, identity: Identity, real: number, est: number): AnchorDriftEvent {
+function drift(session: string, window: LossWindow, identity: Identity, real: number, sent: SentEstimate): AnchorDriftEvent {
   return {
     event: 'anchor_drift',
     session,
+    window: window.id,
     model: identity.model,
     provider: identity.provider,
     loss_model: window.openedBy.model,
     loss_provider: window.openedBy.provider,
     real,
-    est,
-    delta: real - est,
+    est: sent.est,
+    delta: real - sent.est,
     window_max_est: window.maxEst,
     window_requests: window.requests,
+    window_ests: [...sent.windowEsts],
   };
 }

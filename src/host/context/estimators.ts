@@ -1,50 +1,44 @@
-import { encodingForModel, heuristicEstimator, IncrementalEstimate, type TiktokenEncodingName } from '../../core/context';
-import { PrimedEstimator, WorkerTokenizer, type TokenizerModules } from '../../core/context/tokenizer/workerTokenizer';
-import type { ChatMessage } from '../../core/messages';
+import { encodingForModel, type TiktokenEncodingName, type TokenCounter } from '../../core/context';
+import { WorkerTokenizer, type TokenizerModules } from '../../core/context/tokenizer/workerTokenizer';
 
 /**
- * One incremental estimate per tokenizer: js-tiktoken (in a worker thread, so
- * loading its tables never blocks the extension host) for models with a known
- * encoding, the CJK-aware heuristic for the rest.
+ * One js-tiktoken worker thread per encoding, started on first use, so that
+ * loading its tables never blocks the extension host. A model with no known
+ * encoding gets no tokenizer: the conversation counts it with the heuristic,
+ * calibrated against the provider's own counts.
  */
 export class Estimators {
-  private readonly tokenizers = new Map<TiktokenEncodingName, { primed: PrimedEstimator; estimate: IncrementalEstimate; worker: WorkerTokenizer }>();
-  private readonly heuristic = new IncrementalEstimate(heuristicEstimator());
+  private readonly workers = new Map<TiktokenEncodingName, WorkerTokenizer>();
 
   constructor(private readonly modules: TokenizerModules) {}
 
   /** The tokenizer for a model, started in the background. */
   warm(model: string): void {
-    const encoding = encodingForModel(model);
-    if (encoding) this.tokenizer(encoding);
+    this.counterFor(model);
   }
 
-  async estimate(model: string, messages: readonly ChatMessage[]): Promise<number> {
+  /** The tokenizer of a model, or undefined when its encoding is not known. */
+  counterFor(model: string): TokenCounter | undefined {
     const encoding = encodingForModel(model);
-    if (!encoding) return this.heuristic.total(messages);
-    const entry = this.tokenizer(encoding);
-    await entry.primed.prime(messages);
-    return entry.estimate.total(messages);
+    return encoding ? this.worker(encoding) : undefined;
   }
 
   /** Token counts of plain texts (the offline provider's usage numbers). */
   async countText(encoding: TiktokenEncodingName, text: string): Promise<number> {
-    const [count] = await this.tokenizer(encoding).worker.count([text]);
+    const [count] = await this.worker(encoding).count([text]);
     return count ?? 0;
   }
 
   dispose(): void {
-    for (const entry of this.tokenizers.values()) entry.worker.dispose();
+    for (const worker of this.workers.values()) worker.dispose();
   }
 
-  private tokenizer(encoding: TiktokenEncodingName): { primed: PrimedEstimator; estimate: IncrementalEstimate; worker: WorkerTokenizer } {
-    let entry = this.tokenizers.get(encoding);
-    if (!entry) {
-      const worker = new WorkerTokenizer(encoding, this.modules);
-      const primed = new PrimedEstimator(worker);
-      entry = { worker, primed, estimate: new IncrementalEstimate(primed) };
-      this.tokenizers.set(encoding, entry);
+  private worker(encoding: TiktokenEncodingName): WorkerTokenizer {
+    let worker = this.workers.get(encoding);
+    if (!worker) {
+      worker = new WorkerTokenizer(encoding, this.modules);
+      this.workers.set(encoding, worker);
     }
-    return entry;
+    return worker;
   }
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CompactionError, compactHistory, planCompaction, shouldCompact, SUMMARY_PREFIX } from '../../../src/core/context/compaction';
+import { CompactionError, compactHistory, isSummary, planCompaction, shouldCompact, SUMMARY_PREFIX } from '../../../src/core/context/compaction';
 import type { ChatMessage } from '../../../src/core/messages';
 
 const user = (text: string): ChatMessage => ({ role: 'user', content: text });
@@ -53,6 +53,21 @@ describe('gate/compaction', () => {
     const kept = planCompaction(interleaved, 2);
     assert.equal(kept.cut, 1, 'the cut moves back to the call');
     assert.deepEqual(kept.keep[0], calls('x'));
+  });
+
+  it('a summary is not a turn: summarizing again takes a turn newer than the summary beyond the kept ones', async () => {
+    const first = await compactHistory(sixTurns(), 2, async () => 'what happened in t1 to t4');
+    const compacted = first.history;
+    assert.equal(planCompaction(compacted, 2).cut, 0, 'the summary and the two kept turns: nothing to summarize');
+    // The trap: counting the summary as a turn summarizes the summary again on the next request.
+    const naive = compacted.findIndex((m, i) => i > 0 && m.role === 'user');
+    assert.ok(naive > 0, 'a planner that took the summary for a turn would cut here');
+    const grown = [...compacted, user('t7'), reply('r7')];
+    const plan = planCompaction(grown, 2);
+    assert.deepEqual(plan.summarize.map((m) => String(m.content).slice(0, 10)), [`${SUMMARY_PREFIX}`.slice(0, 10), 't5', 'r5']);
+    assert.ok(isSummary(compacted[0] as ChatMessage));
+    assert.equal(isSummary(user(`${SUMMARY_PREFIX} typed by a user`)), true, 'the prefix is what marks it');
+    assert.equal(isSummary(reply(`${SUMMARY_PREFIX}`)), false);
   });
 
   it('has nothing to compact when the history holds no more than keepTurns turns', async () => {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DriftLog, readDriftFile } from '../../../src/core/context/driftLog';
+import { DriftLog } from '../../../src/core/context/driftLog';
 import type { AnchorDriftRecord, DriftRecord } from '../../../src/core/context/driftEvents';
 import { ContextGate } from '../../../src/core/context/gate';
 import { isGateState } from '../../../src/core/context/gateState';
 import { tallyDrift } from '../../../src/core/context/tally';
-import { complete, gateRig, LOCAL, OPENAI, steppingClock, useTempDir } from './helpers';
+import { complete, gateRig, LOCAL, OPENAI, steppingClock, useTempDir, windowIds } from './helpers';
 
 /** Opens a no-usage window and closes it with usage: one window, one drift. */
 function lossAndDrift(gate: ContextGate, est: number, real: number): void {
@@ -36,11 +36,11 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     }
     const { ts: _ts, ...drift } = lines[2] ?? {};
     assert.deepEqual(drift, {
-      v: 1, event: 'anchor_drift', session: 's1',
+      v: 1, event: 'anchor_drift', session: 's1', window: 'w1',
       model: LOCAL.model, provider: LOCAL.provider,
       loss_model: OPENAI.model, loss_provider: OPENAI.provider,
       real: 1400, est: 1250, delta: 150,
-      window_max_est: 1300, window_requests: 3,
+      window_max_est: 1300, window_requests: 3, window_ests: [1100, 1300, 1250],
       totals: { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 150 },
     });
   });
@@ -52,7 +52,7 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     const saved: unknown = JSON.parse(JSON.stringify(first.gate.snapshot()));
     assert.ok(isGateState(saved));
 
-    const restarted = gateRig(dir(), 's1', saved);
+    const restarted = gateRig(dir(), 's1', saved, windowIds('r'));
     lossAndDrift(restarted.gate, 1300, 1400); // delta 1400 - 1320 = 80
     const last = drifts(restarted.events()).at(-1);
     assert.deepEqual(last?.totals, { windows: 2, warned: 2, drifts: 2, abs_delta_sum: 200 });
@@ -76,8 +76,8 @@ describe('gate/DriftLog (drift.jsonl)', () => {
 
   it('keeps totals consistent when two windows (two DriftLogs) append to one file interleaved', () => {
     const file = path.join(dir(), 'drift.jsonl');
-    const left = new ContextGate({ session: 'left', sink: new DriftLog(file, steppingClock()) });
-    const right = new ContextGate({ session: 'right', sink: new DriftLog(file, steppingClock()) });
+    const left = new ContextGate({ session: 'left', sink: new DriftLog(file, steppingClock()), newWindowId: windowIds('l') });
+    const right = new ContextGate({ session: 'right', sink: new DriftLog(file, steppingClock()), newWindowId: windowIds('r') });
     complete(left, OPENAI, 1000, 1100);
     complete(right, LOCAL, 2000, 2100);
     complete(left, OPENAI, 1050); // both lose usage
@@ -86,7 +86,7 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     complete(right, LOCAL, 2060); // right warns
     complete(left, OPENAI, 1070, 1100); // left: delta 30
     complete(right, LOCAL, 2070, 2000); // right: delta -70
-    const { events } = readDriftFile(file);
+    const { events } = new DriftLog(file).readDrift();
     assert.deepEqual(events.map((e) => `${e.session}:${e.event}`), [
       'left:anchor_loss', 'right:anchor_loss', 'left:anchor_drift', 'right:anchor_drift',
     ]);
@@ -121,9 +121,9 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     fs.writeSync(fd, 'x'.repeat(first), 0);
     fs.closeSync(fd);
     // The trap: a replay of the whole file now counts one window fewer.
-    assert.deepEqual(readDriftFile(file).totals, { windows: 0, warned: 0, drifts: 1, abs_delta_sum: 30 });
+    assert.deepEqual(new DriftLog(file).readDrift().totals, { windows: 0, warned: 0, drifts: 1, abs_delta_sum: 30 });
     lossAndDrift(gate, 1200, 1190); // delta -30
-    assert.deepEqual(drifts(readDriftFile(file).events).at(-1)?.totals, { windows: 2, warned: 2, drifts: 2, abs_delta_sum: 60 }, 'counted from memory plus the new lines');
+    assert.deepEqual(drifts(new DriftLog(file).readDrift().events).at(-1)?.totals, { windows: 2, warned: 2, drifts: 2, abs_delta_sum: 60 }, 'counted from memory plus the new lines');
     assert.deepEqual(log.readDrift().totals, { windows: 2, warned: 2, drifts: 2, abs_delta_sum: 60 });
   });
 
@@ -141,7 +141,7 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     assert.deepEqual(after.events.map((e) => e.session), ['s1', 's1', 'other']);
     assert.equal(after.skipped, 0);
     assert.deepEqual(log.readDrift().totals, { windows: 2, warned: 2, drifts: 1, abs_delta_sum: 30 });
-    assert.deepEqual(log.readDrift().totals, readDriftFile(file).totals);
+    assert.deepEqual(log.readDrift().totals, new DriftLog(file).readDrift().totals);
   });
 
   it('a file removed or cut shorter is read again from the start', () => {
@@ -152,7 +152,7 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     fs.rmSync(file);
     assert.deepEqual(log.readDrift().totals, { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 });
     lossAndDrift(gate, 1200, 1190);
-    assert.deepEqual(drifts(readDriftFile(file).events).at(-1)?.totals, { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 30 });
+    assert.deepEqual(drifts(new DriftLog(file).readDrift().events).at(-1)?.totals, { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 30 });
     fs.writeFileSync(file, '');
     assert.deepEqual(log.readDrift(), { events: [], totals: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 }, open: [], skipped: 0 });
   });
@@ -160,5 +160,24 @@ describe('gate/DriftLog (drift.jsonl)', () => {
   it('reads a missing file as empty', () => {
     const read = new DriftLog(path.join(dir(), 'none.jsonl')).readDrift();
     assert.deepEqual(read, { events: [], totals: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 }, open: [], skipped: 0 });
+  });
+
+  it('still counts lines written before windows had ids, and a window whose later losses carry an id joins it', () => {
+    const file = path.join(dir(), 'drift.jsonl');
+    const line = (fields: Record<string, unknown>): string => JSON.stringify({ v: 1, ts: '2026-01-01T00:00:00.000Z', session: 's1', model: 'm', provider: 'p', est: 5, ...fields });
+    fs.writeFileSync(file, [
+      line({ event: 'anchor_loss', reason: 'switch' }),
+      line({ event: 'anchor_loss', reason: 'no-usage' }), // joins the legacy switch window
+      line({ event: 'anchor_drift', loss_model: 'm', loss_provider: 'p', real: 10, delta: 5, window_max_est: 5, window_requests: 2, totals: { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 5 } }),
+      line({ event: 'anchor_loss', reason: 'switch' }), // a legacy window left open by an earlier version
+      line({ event: 'anchor_loss', reason: 'no-usage', window: 'n1' }), // the new version carries it on under an id
+      line({ event: 'anchor_loss_open', window: 'n1', reason: 'switch', reasons: ['switch', 'no-usage'], warned: true, window_max_est: 5, window_requests: 1, window_ests: [5] }),
+      '',
+    ].join('\n'));
+    const read = new DriftLog(file).readDrift();
+    assert.equal(read.skipped, 0);
+    assert.deepEqual(read.totals, { windows: 2, warned: 2, drifts: 1, abs_delta_sum: 5 });
+    assert.equal(read.open[0]?.losses.length, 2);
+    assert.equal(read.open[0]?.lastOpen?.window_requests, 1);
   });
 });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { heuristicEstimator } from '../../../src/core/context/estimator';
 import { isGateState } from '../../../src/core/context/gateState';
-import { IncrementalEstimate } from '../../../src/core/context/incremental';
+import { measureMessage } from '../../../src/core/context/heuristic';
+import { PayloadLedger } from '../../../src/core/context/ledger';
 import type { ChatMessage } from '../../../src/core/messages';
-import { complete, gateRig, LOCAL, OPENAI, useTempDir } from './helpers';
+import { complete, est, gateRig, LOCAL, OPENAI, useTempDir } from './helpers';
 
 describe('gate/ContextGate', () => {
   const dir = useTempDir();
@@ -13,39 +13,66 @@ describe('gate/ContextGate', () => {
     it('projects real + (estNow - est) from the anchor', () => {
       const { gate } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      const p = gate.beforeRequest(OPENAI, 1100);
+      const p = gate.beforeRequest(OPENAI, est(1100));
       assert.equal(p.projected, 1300);
       assert.equal(p.anchored, true);
-      assert.deepEqual(p.anchor, { real: 1200, est: 1000, identity: OPENAI });
+      assert.deepEqual(p.anchor && { ...p.anchor, mark: undefined }, { real: 1200, est: 1000, identity: OPENAI, mark: undefined });
     });
 
-    it('falls back to the estimate when the estimate shrank below the anchor\'s', () => {
+    it('subtracts what was removed when the estimate shrinks, and says so', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      const p = gate.beforeRequest(OPENAI, 900);
-      assert.equal(p.projected, 900);
-      assert.equal(p.anchored, false);
-      assert.equal(p.unanchoredBecause, 'shrunk');
+      const p = gate.beforeRequest(OPENAI, est(900));
+      assert.equal(p.projected, 1100, '1200 + (900 - 1000)');
+      assert.equal(p.anchored, true);
+      assert.equal(p.change?.kind, 'shrunk');
+      assert.equal(p.change?.removed, 100);
       assert.equal(p.warning, false);
       assert.equal(gate.snapshot().anchor?.real, 1200, 'the anchor is kept');
       assert.deepEqual(events(), []);
     });
 
-    it('a byte-stable system prefix rebuilt for each request does not shift the estimate', () => {
-      const estimate = new IncrementalEstimate(heuristicEstimator());
-      const systemPrompt = (memory: string): ChatMessage => ({ role: 'system', content: `You are Candor.\n\n# Memory\n${memory}` });
-      const history: ChatMessage[] = [{ role: 'user', content: '请解释这个函数的作用。' }];
+    it('never projects below the provider\'s count scaled to the share of the estimate that is left', () => {
       const { gate } = gateRig(dir());
-      const firstEst = estimate.total([systemPrompt('uses tabs'), ...history]);
-      complete(gate, OPENAI, firstEst, 5000);
+      complete(gate, OPENAI, 1000, 800); // the provider counts 20% less than we do
+      const p = gate.beforeRequest(OPENAI, est(600));
+      assert.equal(p.projected, 480, 'not 800 - 400 = 400: 800 × 600/1000');
+    });
+
+    it('drops the anchor when more than half of the anchored estimate was removed; the next request is legitimately anchor-less', () => {
+      const { gate, events } = gateRig(dir());
+      complete(gate, OPENAI, 1000, 1200);
+      const p = gate.beforeRequest(OPENAI, est(400));
+      assert.equal(p.anchored, false);
+      assert.equal(p.projected, 400);
+      assert.equal(p.unanchoredBecause, 'after-shrink');
+      assert.equal(p.change?.kind, 'dropped');
+      assert.equal(p.change?.removed, 600);
+      assert.equal(gate.snapshot().anchor, null);
+      // A retry after a failure is still the first request after the drop.
+      gate.afterRequest({ completed: false });
+      assert.equal(gate.beforeRequest(OPENAI, est(400)).newWarning, false);
+      gate.afterRequest({ completed: true, promptTokens: 500 });
+      assert.deepEqual(events(), [], 'no loss window');
+      assert.equal(gate.beforeRequest(OPENAI, est(450)).projected, 550, 're-anchored on what is left');
+    });
+
+    it('a system prefix rebuilt byte for byte for each request does not shift the projection', () => {
+      const ledger = new PayloadLedger();
+      const system = (memory: string): string => `You are Candor.\n\n# Memory\n${memory}`;
+      ledger.reset([{ role: 'user', content: '请解释这个函数的作用。' }], '');
+      const { gate } = gateRig(dir());
+      gate.beforeRequest(OPENAI, ledger.measure(system('uses tabs'), ''));
+      gate.afterRequest({ completed: true, promptTokens: 5000 });
 
       const added: ChatMessage[] = [
         { role: 'assistant', content: 'It parses the config.' },
         { role: 'user', content: 'And the JSON {"port": 8080}?' },
       ];
-      history.push(...added);
-      const p = gate.beforeRequest(OPENAI, estimate.total([systemPrompt('uses tabs'), ...history]));
-      const addedEst = added.reduce((sum, m) => sum + heuristicEstimator().countMessage(m), 0);
+      for (const message of added) ledger.append(message);
+      // A new string with the same text, as each request builds it.
+      const p = gate.beforeRequest(OPENAI, ledger.measure(system(['uses', 'tabs'].join(' ')), ''));
+      const addedEst = added.reduce((sum, m) => sum + measureMessage(m).heuristic, 0);
       assert.equal(p.projected, 5000 + addedEst, 'only the new messages move the projection');
     });
   });
@@ -53,9 +80,9 @@ describe('gate/ContextGate', () => {
   describe('legitimate missing anchors', () => {
     it('is silent before the session is established, even after a failed request', () => {
       const { gate, file } = gateRig(dir());
-      const first = gate.beforeRequest(OPENAI, 500);
-      gate.afterRequest({ completed: false, estSent: 500 });
-      const second = gate.beforeRequest(OPENAI, 500);
+      const first = gate.beforeRequest(OPENAI, est(500));
+      gate.afterRequest({ completed: false });
+      const second = gate.beforeRequest(OPENAI, est(500));
       for (const p of [first, second]) {
         assert.equal(p.unanchoredBecause, 'not-established');
         assert.equal(p.warning, false);
@@ -73,7 +100,7 @@ describe('gate/ContextGate', () => {
       assert.equal(projection.warning, false);
       assert.deepEqual(events(), []);
       assert.equal(gate.snapshot().afterCompaction, false, 'consumed');
-      assert.equal(gate.beforeRequest(OPENAI, 320).newWarning, true, 'the next anchor-less request warns');
+      assert.equal(gate.beforeRequest(OPENAI, est(320)).newWarning, true, 'the next anchor-less request warns');
     });
 
     it('is silent on the first request after a switch, writes anchor_loss "switch" with the identity left, and consumes the marker', () => {
@@ -96,9 +123,9 @@ describe('gate/ContextGate', () => {
     it('keeps a one-shot marker through a request that did not complete (a retry is still the first)', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      gate.beforeRequest(LOCAL, 1100);
-      gate.afterRequest({ completed: false, estSent: 1100 });
-      const retry = gate.beforeRequest(LOCAL, 1100);
+      gate.beforeRequest(LOCAL, est(1100));
+      gate.afterRequest({ completed: false });
+      const retry = gate.beforeRequest(LOCAL, est(1100));
       assert.equal(retry.unanchoredBecause, 'after-switch');
       assert.equal(retry.newWarning, false);
       assert.equal(events().length, 1, 'only the switch');
@@ -110,7 +137,7 @@ describe('gate/ContextGate', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
       complete(gate, OPENAI, 1100); // usage stops
-      const p = gate.beforeRequest(OPENAI, 1150);
+      const p = gate.beforeRequest(OPENAI, est(1150));
       assert.equal(p.unanchoredBecause, 'no-usage');
       assert.equal(p.projected, 1150);
       assert.equal(p.warning, true);
@@ -118,7 +145,7 @@ describe('gate/ContextGate', () => {
       assert.equal(gate.warning, true);
       const [loss] = events();
       assert.deepEqual(loss && { ...loss, ts: 'x' }, {
-        v: 1, event: 'anchor_loss', session: 's1', reason: 'no-usage', model: 'gpt-4o', provider: 'api-openai-com', est: 1150, ts: 'x',
+        v: 1, event: 'anchor_loss', session: 's1', window: 'w1', reason: 'no-usage', model: 'gpt-4o', provider: 'api-openai-com', est: 1150, ts: 'x',
       });
     });
 
@@ -126,11 +153,11 @@ describe('gate/ContextGate', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
       complete(gate, OPENAI, 1100);
-      gate.beforeRequest(OPENAI, 1150);
-      gate.afterRequest({ completed: true, estSent: 1150 });
-      for (const est of [1200, 1300]) {
-        const p = gate.beforeRequest(OPENAI, est);
-        gate.afterRequest({ completed: true, estSent: est });
+      gate.beforeRequest(OPENAI, est(1150));
+      gate.afterRequest({ completed: true });
+      for (const tokens of [1200, 1300]) {
+        const p = gate.beforeRequest(OPENAI, est(tokens));
+        gate.afterRequest({ completed: true });
         assert.equal(p.newWarning, false);
         assert.equal(p.warning, true, 'the window still warns');
       }
@@ -141,9 +168,9 @@ describe('gate/ContextGate', () => {
       const { gate, log } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
       complete(gate, LOCAL, 1100); // first after switch: silent, no usage
-      const p = gate.beforeRequest(LOCAL, 1200);
-      gate.afterRequest({ completed: true, estSent: 1200 });
-      gate.beforeRequest(LOCAL, 1300);
+      const p = gate.beforeRequest(LOCAL, est(1200));
+      gate.afterRequest({ completed: true });
+      gate.beforeRequest(LOCAL, est(1300));
       assert.equal(p.newWarning, true);
       const read = log.readDrift();
       assert.deepEqual(read.events.map((e) => e.event === 'anchor_loss' && [e.reason, e.model]), [
@@ -160,11 +187,11 @@ describe('gate/ContextGate', () => {
       complete(gate, OPENAI, 1000, 1200);
       const before = JSON.stringify(gate.snapshot());
       for (let i = 0; i < 3; i++) {
-        gate.beforeRequest(OPENAI, 1100 + i);
-        assert.equal(gate.afterRequest({ completed: false, estSent: 1100 + i }).kind, 'not-completed');
+        gate.beforeRequest(OPENAI, est(1100 + i));
+        assert.equal(gate.afterRequest({ completed: false }).kind, 'not-completed');
       }
       assert.equal(JSON.stringify(gate.snapshot()), before);
-      const p = gate.beforeRequest(OPENAI, 1100);
+      const p = gate.beforeRequest(OPENAI, est(1100));
       assert.equal(p.anchored, true);
       assert.equal(p.projected, 1300);
       assert.equal(fs.existsSync(file), false);
@@ -183,16 +210,16 @@ describe('gate/ContextGate', () => {
       const { gate } = gateRig(dir());
       // OpenAI counts this history at 50K where our estimate says 40K.
       complete(gate, OPENAI, 40_000, 50_000);
-      const preview = gate.project(LOCAL, 41_000);
-      const onLocal = gate.beforeRequest(LOCAL, 41_000);
+      const preview = gate.project(LOCAL, est(41_000));
+      const onLocal = gate.beforeRequest(LOCAL, est(41_000));
       for (const p of [preview, onLocal]) {
         assert.equal(p.projected, 41_000, 'not 50K + 1K from the other provider');
         assert.equal(p.anchored, false);
       }
-      gate.afterRequest({ completed: true, estSent: 41_000, promptTokens: 30_000 });
-      assert.equal(gate.beforeRequest(LOCAL, 41_500).projected, 30_500, 'the local base');
-      gate.afterRequest({ completed: false, estSent: 41_500 });
-      const back = gate.beforeRequest(OPENAI, 42_000);
+      gate.afterRequest({ completed: true, promptTokens: 30_000 });
+      assert.equal(gate.beforeRequest(LOCAL, est(41_500)).projected, 30_500, 'the local base');
+      gate.afterRequest({ completed: false });
+      const back = gate.beforeRequest(OPENAI, est(42_000));
       assert.equal(back.projected, 42_000, 'OpenAI\'s old anchor is gone too');
       assert.equal(back.anchored, false);
     });
@@ -201,27 +228,27 @@ describe('gate/ContextGate', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
       complete(gate, OPENAI, 1100);
-      gate.beforeRequest(OPENAI, 1500); // warns
-      gate.afterRequest({ completed: true, estSent: 1500 });
-      const p = gate.beforeRequest(LOCAL, 1600);
+      gate.beforeRequest(OPENAI, est(1500)); // warns
+      gate.afterRequest({ completed: true });
+      const p = gate.beforeRequest(LOCAL, est(1600));
       assert.equal(p.warning, false);
       assert.equal(gate.warning, false);
-      const outcome = gate.afterRequest({ completed: true, estSent: 1600, promptTokens: 1700 });
-      assert.deepEqual(outcome.drift, {
-        event: 'anchor_drift', session: 's1',
+      const outcome = gate.afterRequest({ completed: true, promptTokens: 1700 });
+      assert.deepEqual(outcome.events, [{
+        event: 'anchor_drift', session: 's1', window: 'w2',
         model: LOCAL.model, provider: LOCAL.provider,
         loss_model: OPENAI.model, loss_provider: OPENAI.provider,
         real: 1700, est: 1600, delta: 100,
-        window_max_est: 1600, window_requests: 1,
-      });
+        window_max_est: 1600, window_requests: 1, window_ests: [1600],
+      }]);
       assert.deepEqual(events().map((e) => e.event === 'anchor_loss' ? e.reason : e.event), ['no-usage', 'switch', 'anchor_drift']);
     });
 
     it('is not a switch before the session is established', () => {
       const { gate, file } = gateRig(dir());
-      gate.beforeRequest(OPENAI, 100);
-      gate.afterRequest({ completed: false, estSent: 100 });
-      const p = gate.beforeRequest(LOCAL, 100);
+      gate.beforeRequest(OPENAI, est(100));
+      gate.afterRequest({ completed: false });
+      const p = gate.beforeRequest(LOCAL, est(100));
       assert.equal(p.switched, true);
       assert.equal(p.unanchoredBecause, 'not-established');
       assert.equal(fs.existsSync(file), false);
@@ -234,15 +261,24 @@ describe('gate/ContextGate', () => {
       complete(gate, OPENAI, 1000, 1200);
       gate.afterCompaction();
       assert.equal(gate.snapshot().anchor, null);
-      assert.equal(gate.project(OPENAI, 400).anchored, false);
+      assert.equal(gate.project(OPENAI, est(400)).anchored, false);
+    });
+
+    it('a compaction that replaced nothing changes nothing: the next request without an anchor is not exempt', () => {
+      const { gate } = gateRig(dir());
+      complete(gate, OPENAI, 1000, 1200);
+      complete(gate, OPENAI, 1100); // no usage
+      gate.afterCompaction(0);
+      assert.equal(gate.snapshot().afterCompaction, false);
+      assert.equal(gate.beforeRequest(OPENAI, est(1150)).newWarning, true);
     });
 
     it('ignores the result of a request that was in flight when the history was compacted', () => {
       const { gate } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      gate.beforeRequest(OPENAI, 1100);
+      gate.beforeRequest(OPENAI, est(1100));
       gate.afterCompaction();
-      assert.equal(gate.afterRequest({ completed: true, estSent: 1100, promptTokens: 1300 }).kind, 'ignored');
+      assert.equal(gate.afterRequest({ completed: true, promptTokens: 1300 }).kind, 'ignored');
       assert.equal(gate.snapshot().anchor, null);
       assert.equal(gate.snapshot().afterCompaction, true);
     });
@@ -251,15 +287,15 @@ describe('gate/ContextGate', () => {
       const first = gateRig(dir());
       complete(first.gate, OPENAI, 1000, 1200);
       complete(first.gate, OPENAI, 1100);
-      first.gate.beforeRequest(OPENAI, 1150);
+      first.gate.beforeRequest(OPENAI, est(1150));
       const saved: unknown = JSON.parse(JSON.stringify(first.gate.snapshot()));
       assert.ok(isGateState(saved));
       const second = gateRig(dir(), 's1', saved);
       assert.equal(second.gate.warning, true);
-      const p = second.gate.beforeRequest(OPENAI, 1200);
+      const p = second.gate.beforeRequest(OPENAI, est(1200));
       assert.equal(p.newWarning, false, 'the reloaded window does not warn twice');
-      second.gate.afterRequest({ completed: true, estSent: 1200, promptTokens: 1400 });
-      assert.equal(second.gate.beforeRequest(OPENAI, 1250).projected, 1450);
+      second.gate.afterRequest({ completed: true, promptTokens: 1400 });
+      assert.equal(second.gate.beforeRequest(OPENAI, est(1250)).projected, 1450);
     });
 
     it('rejects a malformed saved state', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { providerSlug } from '../../../src/core/context/slug';
+import { normalizeSlug, providerSlug } from '../../../src/core/context/slug';
 
 describe('gate/slug', () => {
   it('follows the design examples', () => {
@@ -12,9 +12,23 @@ describe('gate/slug', () => {
     assert.equal(providerSlug('   '), 'offline');
   });
 
-  it('lowercases the host and keeps a port written out, even the default one', () => {
+  it('lowercases the host', () => {
     assert.equal(providerSlug('HTTPS://API.OpenAI.com/v1'), 'api-openai-com');
-    assert.equal(providerSlug('https://api.openai.com:443/v1'), 'api-openai-com-443');
+  });
+
+  it('drops the scheme\'s default port, so writing it out is not a switch; keeps any other', () => {
+    assert.equal(providerSlug('https://api.openai.com:443/v1'), providerSlug('https://api.openai.com/v1'));
+    assert.equal(providerSlug('http://localhost:80/v1'), 'localhost');
+    assert.equal(providerSlug('HTTP://localhost:80/v1'), 'localhost');
+    assert.equal(providerSlug('http://localhost:443/v1'), 'localhost-443', '443 is not http\'s default');
+    assert.equal(providerSlug('https://localhost:80/v1'), 'localhost-80', '80 is not https\'s default');
+  });
+
+  it('reads a slug stored with a default port as the slug in use, and leaves a host that merely ends in 80 alone', () => {
+    assert.equal(normalizeSlug('api-openai-com-443', 'api-openai-com'), 'api-openai-com');
+    assert.equal(normalizeSlug('localhost-80', 'localhost'), 'localhost');
+    assert.equal(normalizeSlug('10-0-0-80', '10-0-0-80'), '10-0-0-80');
+    assert.equal(normalizeSlug('10-0-0-80', 'other'), '10-0-0-80');
   });
 
   it('replaces runs of other characters in an IPv6 host: [::1]:8080 → -1-8080', () => {

@@ -1,12 +1,16 @@
 import * as assert from 'node:assert/strict';
-import { PrimedEstimator, WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
+import { o200kTokenizer } from '../../../bench/mixedSession';
+import { PayloadLedger } from '../../../src/core/context/ledger';
+import { messageParts, PER_MESSAGE_OVERHEAD } from '../../../src/core/context/messageParts';
+import { WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
 import { installedTokenizerModules } from '../../../src/core/context/tokenizer/installedModules';
-import { IncrementalEstimate, tiktokenEstimator } from '../../../src/core/context';
 import type { ChatMessage } from '../../../src/core/messages';
 
 describe('the tokenizer in a worker thread', function () {
   this.timeout(60_000);
   let worker: WorkerTokenizer;
+  const inThread = o200kTokenizer();
+  const count = (text: string): number => (text === '' ? 0 : inThread.encode(text, [], []).length);
   before(() => {
     worker = new WorkerTokenizer('o200k_base', installedTokenizerModules());
   });
@@ -25,23 +29,26 @@ describe('the tokenizer in a worker thread', function () {
 
   it('counts exactly as js-tiktoken does in-thread', async () => {
     const texts = ['hello world', '漢字とかなの混じった文', '{"json": [1, 2, 3]}', '<|endoftext|> is plain text here', ''];
-    const inThread = await tiktokenEstimator('o200k_base');
-    assert.deepEqual(await worker.count(texts), texts.map((t) => inThread.countText(t)));
+    assert.deepEqual(await worker.count(texts), texts.map(count));
   });
 
-  it('a primed estimator answers synchronously and agrees with the in-thread estimator per message', async () => {
-    const primed = new PrimedEstimator(worker);
-    const inThread = await tiktokenEstimator('o200k_base');
-    const messages: ChatMessage[] = [
-      { role: 'system', content: 'You are Candor.' },
-      { role: 'user', content: 'list the files 日本語' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'list_files', arguments: '{"path":"."}' } }] },
-      { role: 'tool', tool_call_id: 'c1', content: 'a.txt\nb.txt' },
-    ];
-    assert.throws(() => primed.countMessage(messages[1] as ChatMessage), /not primed/, 'counting unprimed text is an error, never a silent guess');
-    await primed.prime(messages);
-    const incremental = new IncrementalEstimate(primed);
-    assert.equal(incremental.total(messages), messages.reduce((n, m) => n + inThread.countMessage(m), 0));
+  it('a reloaded history counts by the heuristic at once, then exactly, message by message, as the counts land', async () => {
+    const history: ChatMessage[] = [];
+    for (let i = 0; i < 2_000; i++) {
+      history.push(i % 3 === 2
+        ? { role: 'tool', tool_call_id: `c${i}`, content: `{"line": ${i}, "text": "值 ${i}"}` }
+        : { role: i % 3 ? 'assistant' : 'user', content: `message ${i}: ${'lorem ipsum '.repeat(i % 9)}日本語` });
+    }
+    const ledger = new PayloadLedger();
+    ledger.useCounter(worker);
+    ledger.reset(history, '');
+    const first = ledger.measure('You are Candor.', '');
+    assert.ok(first.pending > 1_000, 'the exact counts are still on their way');
+    await ledger.counted();
+    const after = ledger.measure('You are Candor.', '');
+    assert.equal(after.pending, 0);
+    const exact = history.reduce((n, m) => n + PER_MESSAGE_OVERHEAD + messageParts(m).reduce((s, p) => s + count(p), 0), 0);
+    assert.equal(after.tokens, exact + PER_MESSAGE_OVERHEAD + count('system') + count('You are Candor.'));
   });
 
   it('a tokenizer that cannot load fails loudly', async () => {

@@ -1,9 +1,6 @@
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { ChatMessage } from '../../messages';
-import type { Estimator } from '../estimator';
-import { messageParts, PER_MESSAGE_OVERHEAD } from '../messageParts';
-import type { TiktokenEncodingName } from '../tiktoken';
+import type { TiktokenEncodingName, TokenCounter } from '../estimator';
 
 /**
  * js-tiktoken builds its rank tables in the constructor: about six seconds
@@ -49,7 +46,9 @@ parentPort.on('message', ({ id, texts }) => {
 
 type Reply = { ready: true } | { failed: string } | { id: number; counts: number[] } | { id: number; error: string };
 
-export class WorkerTokenizer {
+/** The tokenizer port over js-tiktoken in a worker thread: counts never block the caller's thread. */
+export class WorkerTokenizer implements TokenCounter {
+  readonly name: string;
   readonly ready: Promise<void>;
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (counts: number[]) => void; reject: (err: Error) => void }>();
@@ -57,6 +56,7 @@ export class WorkerTokenizer {
   private failure: Error | undefined;
 
   constructor(readonly encoding: TiktokenEncodingName, modules: TokenizerModules) {
+    this.name = encoding;
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tiktoken: modules.tiktoken, ranks: modules.ranks(encoding) } });
     // The worker must not keep a CLI or a test process alive on its own.
     this.worker.unref();
@@ -69,6 +69,7 @@ export class WorkerTokenizer {
         } else {
           const waiter = this.pending.get(reply.id);
           this.pending.delete(reply.id);
+          if (this.pending.size === 0) this.worker.unref();
           if ('counts' in reply) waiter?.resolve(reply.counts);
           else waiter?.reject(new Error(reply.error));
         }
@@ -90,64 +91,13 @@ export class WorkerTokenizer {
     const id = this.next++;
     return new Promise<number[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      // An answer still owed keeps the process alive; an idle worker does not.
+      this.worker.ref();
       this.worker.postMessage({ id, texts });
     });
   }
 
   dispose(): void {
     void this.worker.terminate();
-  }
-}
-
-/** Bound on remembered text counts. */
-const MAX_CACHED_TEXTS = 100_000;
-
-/**
- * An Estimator whose counts come from a worker. `prime` counts what is new
- * (asynchronously); `countMessage` then answers synchronously from the
- * cache, so the incremental estimate and the gate stay synchronous.
- */
-export class PrimedEstimator implements Estimator {
-  readonly name: string;
-  private readonly counts = new Map<string, number>();
-  private primed = new WeakSet<object>();
-
-  constructor(private readonly tokenizer: WorkerTokenizer) {
-    this.name = `tiktoken:${tokenizer.encoding}`;
-  }
-
-  /** Counts the parts of the messages not seen before; a message object is primed once. */
-  async prime(messages: readonly ChatMessage[]): Promise<void> {
-    if (this.counts.size > MAX_CACHED_TEXTS) {
-      // Start over rather than evict piecemeal: everything below is primed again.
-      this.counts.clear();
-      this.primed = new WeakSet<object>();
-    }
-    const missing = new Set<string>();
-    const fresh: ChatMessage[] = [];
-    for (const message of messages) {
-      if (this.primed.has(message)) continue;
-      fresh.push(message);
-      for (const part of messageParts(message)) if (!this.counts.has(part)) missing.add(part);
-    }
-    if (missing.size > 0) {
-      const texts = [...missing];
-      const counts = await this.tokenizer.count(texts);
-      texts.forEach((text, i) => this.counts.set(text, counts[i] ?? 0));
-    }
-    for (const message of fresh) this.primed.add(message);
-  }
-
-  countText(text: string): number {
-    if (text.length === 0) return 0;
-    const known = this.counts.get(text);
-    if (known === undefined) throw new Error('PrimedEstimator: text was not primed before counting');
-    return known;
-  }
-
-  countMessage(message: ChatMessage): number {
-    let total = PER_MESSAGE_OVERHEAD;
-    for (const part of messageParts(message)) total += this.countText(part);
-    return total;
   }
 }

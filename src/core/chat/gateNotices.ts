@@ -1,0 +1,32 @@
+import type { Identity } from '../context/driftEvents';
+import type { GateProjection } from '../context/gate';
+import type { SessionRecord } from '../session/records';
+
+// What the chat says about the context gate, and the turn its Retry sends.
+
+/** What the chat says when a loss window warns: once per window, never per request. */
+export function warningText(projection: GateProjection, identity: Identity): string {
+  return projection.warningKind === 'usage-unsupported'
+    ? `This server never reports usage in streams (${identity.model} @ ${identity.provider}): the context gauge is an estimate, not the server's count. This is said once; the drift view counts it.`
+    : `The provider did not report usage for the last reply: the context count is now an estimate (${identity.model} @ ${identity.provider}). This is counted in the drift view.`;
+}
+
+/** What the chat says, once per window, of a count that is not an anchor. */
+export function suspectText(real: number, est: number, contextWindow: number): string {
+  const atWindow = real === contextWindow ? ' (exactly its context window)' : '';
+  return `The server reported ${real.toLocaleString('en-US')} prompt tokens where Candor estimates about ${est.toLocaleString('en-US')}${atWindow}: it may have truncated or under-counted the prompt. That count is not used as an anchor, so the gauge is an estimate. This is counted in the drift view.`;
+}
+
+/**
+ * The user message of the newest turn that ended in a retryable error, if
+ * that is the last thing that happened. A compaction since does not count:
+ * it is how the user acts on a request too large to send before retrying it.
+ */
+export function retryableTurn(records: readonly SessionRecord[]): string | undefined {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const record = records[i];
+    if (!record || record.type === 'gate' || record.type === 'partial' || record.type === 'compaction') continue;
+    return record.type === 'notice' && record.retryable && record.turn ? record.turn : undefined;
+  }
+  return undefined;
+}
