@@ -10,7 +10,11 @@
  * (b) refreshing the clone by fetch (and the whole per-run preparation)
  *     against cloning it again;
  * (c) a whole run's own overhead (triage, clone refresh, change, measure,
- *     ship, record) against the bare test command.
+ *     ship, record) against the bare test command;
+ * (d) the rollback, with a Candor commit that breaks the tests 200 commits
+ *     below HEAD: the walk to the newest passing commit and the collection
+ *     of the candidates against the bare test command (target: under 10%),
+ *     then the revert and its re-gate, each timed on its own.
  *
  * Run: `npx tsx bench/evolution.bench.ts`.
  */
@@ -21,6 +25,9 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runEvolution } from '../src/core/evolution/pipeline';
 import { prepareScratch } from '../src/core/evolution/scratch';
+import { readHistory, revertUntilGreen } from '../src/core/evolution/rollback';
+import { GateRunner } from '../src/core/evolution/gateRunner';
+import { detectSandbox, isSandboxUnavailable } from '../src/core/evolution/sandbox';
 import { repoPaths } from '../src/core/evolution/paths';
 import { gateKey, markGated } from '../src/core/evolution/record';
 import { startOfflineServer } from '../src/core/offline/server';
@@ -135,7 +142,7 @@ export async function run(): Promise<void> {
     // (b) refresh by fetch vs re-clone, through the real scratch code.
     const dataDir = path.join(work, 'data');
     const scratchDir = repoPaths(dataDir, workspace).scratch;
-    const prepare = (head: string): Promise<unknown> => prepareScratch({ dataDir, workspaceRoot: workspace, head, setupCommand: '' });
+    const prepare = (head: string): Promise<unknown> => prepareScratch({ dataDir, repositoryRoot: workspace, head, setupCommand: '' });
     const base = git(workspace, 'rev-parse', 'HEAD').trim();
     await prepare(base);
     let n = 0;
@@ -168,7 +175,7 @@ export async function run(): Promise<void> {
         const rant = saveRant(runData, { text: `The value of file ${i} is wrong`, project: path.basename(workspace), session: null });
         scenario.current = parseScenario({
           rules: [
-            { match: { system: '^You triage' }, respond: { text: JSON.stringify({ rants: [{ id: rant.id, class: 'bug', note: 'fix the value' }] }) } },
+            { match: { system: '^You triage' }, respond: { text: JSON.stringify({ rants: [{ id: rant.id, class: 'agent-code', note: 'fix the value' }] }) } },
             { match: { lastRole: 'user' }, respond: { toolCalls: [{ name: 'write_file', arguments: { path: `src/dir${i}/file${i}.js`, content: `export const value${i} = ${i + 100};\n` } }] } },
             { respond: { text: 'Fixed the value.' }, chunkChars: 100 },
           ],
@@ -176,7 +183,7 @@ export async function run(): Promise<void> {
         server.resetCounts();
         const started = performance.now();
         const record = await runEvolution(
-          { workspace, dataDir: runData, testCommand, maxChangedLines: 200, maxChangedFiles: 10, timeoutMs: 120_000, model: openAiChatModel(createClient(server.baseUrl, 'bench'), { provider: 'offline', model: 'bench' }, { idleTimeoutMs: 60_000, maxRetries: 0 }) },
+          { repository: workspace, dataDir: runData, testCommand, maxChangedLines: 200, maxChangedFiles: 10, timeoutMs: 120_000, model: openAiChatModel(createClient(server.baseUrl, 'bench'), { provider: 'offline', model: 'bench' }, { idleTimeoutMs: 60_000, maxRetries: 0 }) },
           { print: () => undefined },
         );
         runs.push({ total: performance.now() - started, gate: record.gate?.ms ?? 0, outcome: record.outcome });
@@ -195,9 +202,66 @@ export async function run(): Promise<void> {
     } finally {
       await server.close();
     }
+
+    await rollback(workspace, path.join(work, 'rollback'), testCommand, bare);
   } finally {
+    git(workspace, 'reset', '-q', '--hard', fs.readFileSync(path.join(CACHE, 'generated-head'), 'utf8').trim());
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** (d): a Candor commit that breaks the tests, 200 commits below HEAD; the generated HEAD is the newest commit known to pass. */
+async function rollback(workspace: string, dataDir: string, testCommand: string, bare: number): Promise<void> {
+  const base = git(workspace, 'rev-parse', 'HEAD').trim();
+  fs.writeFileSync(path.join(workspace, 'test.js'), "require('assert').fail('broken by a Candor change');\n");
+  git(workspace, 'commit', '-qam', 'candor: stricter test\n\nCandor-Rant: 01benchbenchbenchbenchbench');
+  const stream: string[] = [];
+  for (let i = 0; i < 200; i++) {
+    const data = `export const onTop${i} = ${i};\n`;
+    stream.push(`commit refs/heads/main\ncommitter Bench <bench@example.invalid> ${1_800_000_000 + i} +0000\ndata 7\non top\n${i === 0 ? 'from refs/heads/main^0\n' : ''}M 644 inline src/dir${i % 50}/ontop${i}.js\ndata ${Buffer.byteLength(data)}\n${data}\n`);
+  }
+  const imported = spawnSync('git', ['fast-import', '--quiet', '--force'], { cwd: workspace, env: GIT_ENV, input: stream.join('') });
+  if (imported.status !== 0) throw new Error(`fast-import failed: ${imported.stderr.toString()}`);
+  git(workspace, 'reset', '-q', '--hard', 'main');
+  const head = git(workspace, 'rev-parse', 'HEAD').trim();
+  const prepared = await prepareScratch({ dataDir, repositoryRoot: workspace, head, setupCommand: '' });
+  const passed = new Set([base]);
+
+  const walks: number[] = [];
+  let found = 0;
+  for (let i = 0; i < REPEAT * 3; i++) {
+    const started = performance.now();
+    const history = await readHistory(prepared.scratch, head, passed);
+    walks.push(performance.now() - started);
+    found = history.candidates.length;
+    if (history.base !== base) throw new Error('the walk did not find the passing commit');
+  }
+  walks.sort((a, b) => a - b);
+  const walk = walks[Math.floor(walks.length / 2)] ?? 0;
+
+  const sandbox = await detectSandbox('required');
+  if (isSandboxUnavailable(sandbox)) throw new Error(sandbox.message);
+  const gates = new GateRunner({ scratch: prepared.scratch, base: head, sandbox, hidden: [dataDir, workspace], testCommand, timeoutMs: 120_000, print: () => undefined, onCommand: () => undefined });
+  let gating = 0;
+  const started = performance.now();
+  const history = await readHistory(prepared.scratch, head, passed);
+  const result = await revertUntilGreen(prepared.scratch, history.candidates, {
+    gate: async () => {
+      const gateStarted = performance.now();
+      const gate = await gates.gate();
+      gating += performance.now() - gateStarted;
+      return gate;
+    },
+    setupCommand: '',
+  });
+  const total = performance.now() - started;
+  console.log(`\n(d) rollback: a Candor commit 200 commits below HEAD (walk: median of ${walks.length})`);
+  console.log(`    walk to B and collect candidates: ${ms(walk)} (${found} candidate)`);
+  console.log(`    bare \`${testCommand}\`:             ${ms(bare)}`);
+  console.log(`    ratio walk / bare command:        ${((walk / bare) * 100).toFixed(1)}% (target: under 10%)`);
+  console.log(`    revert (git revert in the clone): ${ms(total - gating)}`);
+  console.log(`    its re-gate (sandboxed tests):    ${ms(gating)} → ${result.kind}`);
+  git(workspace, 'reset', '-q', '--hard', base);
 }
 
 if (require.main === module) {

@@ -1,9 +1,16 @@
 import type { RantView, RunView, WebviewMessage } from '../src/protocol/chat';
 import { button } from './toolkit';
 
-/** The rants and the evolution runs: status of each complaint, the last runs with their diffstat and gate output. */
+/** Statuses that wait for the user or a run; the others are settled (acted, answered, routed, out of scope, dismissed). */
+const OPEN: ReadonlySet<RantView['status']> = new Set(['new', 'queued', 'waiting-for-repository']);
+
+/**
+ * The rants and the evolution runs: the class and status of each complaint
+ * (a confusion with its answer, a duplicate with the rant it repeats), the
+ * last runs with their diffstat and gate output.
+ */
 export function renderRants(root: HTMLElement, summary: HTMLElement, rants: readonly RantView[], runs: readonly RunView[], post: (m: WebviewMessage) => void): void {
-  const open = rants.filter((r) => r.status === 'new' || r.status === 'triaged').length;
+  const open = rants.filter((r) => OPEN.has(r.status)).length;
   const last = runs[runs.length - 1];
   summary.textContent = `Rants: ${rants.length} (${open} open)${last ? ` · last run: ${last.outcome}` : ''}`;
   root.replaceChildren();
@@ -19,9 +26,15 @@ export function renderRants(root: HTMLElement, summary: HTMLElement, rants: read
     text.title = rant.text;
     const status = document.createElement('span');
     status.className = 'rant-status';
-    status.textContent = [rant.status, rant.class, rant.branch].filter(Boolean).join(' · ');
+    status.textContent = [rant.class, rant.status, rant.duplicateOf ? `of ${rant.duplicateOf}` : null, rant.branch].filter(Boolean).join(' · ');
     item.append(text, status);
-    if (rant.status === 'new' || rant.status === 'triaged') {
+    if (rant.answer) {
+      const answer = document.createElement('p');
+      answer.className = 'rant-answer';
+      answer.textContent = rant.answer;
+      item.append(answer);
+    }
+    if (OPEN.has(rant.status)) {
       item.append(button('Dismiss', 'secondary', () => post({ type: 'dismissRant', id: rant.id }), `Dismiss rant: ${text.textContent}`));
     }
     list.append(item);

@@ -1,19 +1,33 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { handOff, runEvolution, type SandboxMode } from '../core/evolution';
 import { isGitGuardError, noUnsavedBuffers } from '../core/git';
 import { isEvolutionError } from '../core/evolution/errors';
 import { environmentSecrets } from '../core/redact';
+import { manifestDefaults } from '../core/settings/manifest';
+import { resolveCandorSettings } from '../core/settings/resolve';
 import { resolveCliModel, UsageError, type CliModel } from './model';
+import { errorMessage } from '../core/errorMessage';
 
-/** Defaults of the `candor.evolution.*` settings. */
-const DEFAULTS = { testCommand: 'npm test', maxChangedLines: 200, maxChangedFiles: 10, timeoutSeconds: 600 };
+/** The `candor.evolution.*` settings with nothing set: the manifest's defaults, through the extension's own resolver. */
+const SETTINGS = resolveCandorSettings({ inspect: manifestDefaults, trusted: true, confirmedUrls: [] });
+/** Each gate command may run this long, as in the extension's task. */
+const TIMEOUT_SECONDS = 600;
 
-export const EVOLVE_USAGE = `  candor evolve --workspace DIR --data-dir DIR [--test-command CMD] [--build-command CMD]
+export const EVOLVE_USAGE = `  candor evolve --data-dir DIR [--repository AGENT_REPO] [--test-command CMD] [--build-command CMD]
                 [--setup-command CMD] [--base-url URL] [--model M] [--scenario FILE]
-                [--max-changed-lines N] [--max-changed-files N] [--timeout-seconds N] [--project NAME]
+                [--max-changed-lines N] [--max-changed-files N] [--timeout-seconds N]
                 [--sandbox required|off]
-  candor take BRANCH --workspace DIR --data-dir DIR`;
+                (without --repository: triage and routing only, no code change anywhere)
+  candor take BRANCH --repository AGENT_REPO --data-dir DIR`;
+
+/**
+ * Evolution changes only the agent's own repository, never the project the
+ * user works in: the flag that named the workspace is refused by name, so a
+ * script written for it stops instead of running on the wrong repository.
+ */
+const WORKSPACE_FLAG = '--workspace is gone: evolution changes only the agent\'s own repository; use --repository AGENT_REPO (a local git checkout of the agent)';
 
 /** `candor evolve`: one evolution run, headless. Exit 0 for any recorded outcome but `error` (1); 2 for bad usage. */
 export async function evolve(args: string[]): Promise<number> {
@@ -21,10 +35,14 @@ export async function evolve(args: string[]): Promise<number> {
   try {
     parsed = parseEvolveArgs(args);
   } catch (err) {
-    console.error(`evolve: ${err instanceof Error ? err.message : String(err)}\nusage:\n${EVOLVE_USAGE}`);
+    console.error(`evolve: ${errorMessage(err)}\nusage:\n${EVOLVE_USAGE}`);
     return 2;
   }
   const { values } = parsed;
+  if (values.workspace !== undefined) {
+    console.error(`evolve: ${WORKSPACE_FLAG}\nusage:\n${EVOLVE_USAGE}`);
+    return 2;
+  }
   let resolved: CliModel | undefined;
   const controller = new AbortController();
   const onSigint = (): void => {
@@ -39,19 +57,19 @@ export async function evolve(args: string[]): Promise<number> {
     if (resolved.offline) console.log(`provider: ${resolved.offline}`);
     const record = await runEvolution(
       {
-        workspace: path.resolve(values.workspace ?? process.cwd()),
+        ...(values.repository !== undefined ? { repository: path.resolve(values.repository) } : {}),
         dataDir,
-        testCommand: values['test-command'] ?? DEFAULTS.testCommand,
+        testCommand: values['test-command'] ?? SETTINGS.testCommand,
         buildCommand: values['build-command'] ?? '',
         setupCommand: values['setup-command'] ?? '',
-        maxChangedLines: positiveInt(values['max-changed-lines'], DEFAULTS.maxChangedLines, '--max-changed-lines'),
-        maxChangedFiles: positiveInt(values['max-changed-files'], DEFAULTS.maxChangedFiles, '--max-changed-files'),
-        timeoutMs: positiveInt(values['timeout-seconds'], DEFAULTS.timeoutSeconds, '--timeout-seconds') * 1000,
+        maxChangedLines: positiveInt(values['max-changed-lines'], SETTINGS.maxChangedLines, '--max-changed-lines'),
+        maxChangedFiles: positiveInt(values['max-changed-files'], SETTINGS.maxChangedFiles, '--max-changed-files'),
+        timeoutMs: positiveInt(values['timeout-seconds'], TIMEOUT_SECONDS, '--timeout-seconds') * 1000,
         model: resolved.model,
         unsaved: noUnsavedBuffers,
         secrets: apiKey !== '' ? [apiKey] : [],
         signal: controller.signal,
-        project: values.project,
+        agentReadme: bundledReadme(),
         sandbox: sandboxMode(values.sandbox),
       },
       {
@@ -87,7 +105,7 @@ function parseEvolveArgs(args: string[]) {
       'max-changed-lines': { type: 'string' },
       'max-changed-files': { type: 'string' },
       'timeout-seconds': { type: 'string' },
-      project: { type: 'string' },
+      repository: { type: 'string' },
       sandbox: { type: 'string' },
     },
   });
@@ -99,17 +117,19 @@ function sandboxMode(value: string | undefined): SandboxMode {
   throw new UsageError(`--sandbox must be "required" or "off", got ${JSON.stringify(value)}`);
 }
 
-/** `candor take BRANCH`: the ref-only hand-off of a branch from the scratch clone (clean workspace only). */
+/** `candor take BRANCH`: the ref-only hand-off of a branch from the scratch clone into the agent's repository (clean only). */
 export async function take(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { workspace: { type: 'string' }, 'data-dir': { type: 'string' } } });
   try {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { repository: { type: 'string' }, workspace: { type: 'string' }, 'data-dir': { type: 'string' } } });
+    if (values.workspace !== undefined) throw new UsageError(WORKSPACE_FLAG);
     const branch = positionals[0];
     if (branch === undefined) throw new UsageError('name the branch to take, e.g. candor/rant-<id>');
-    const result = await handOff(requireDataDir(values['data-dir']), path.resolve(values.workspace ?? process.cwd()), branch, noUnsavedBuffers);
+    if (values.repository === undefined) throw new UsageError('--repository is required: the agent\'s repository the branch goes into');
+    const result = await handOff(requireDataDir(values['data-dir']), path.resolve(values.repository), branch, noUnsavedBuffers);
     console.log(`took ${result.branch} at ${result.commit.slice(0, 12)} (not checked out)`);
     return 0;
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError || isParseArgsError(err)) {
       console.error(`take: ${err.message}\nusage:\n${EVOLVE_USAGE}`);
       return 2;
     }
@@ -118,6 +138,20 @@ export async function take(args: string[]): Promise<number> {
       return 1;
     }
     throw err;
+  }
+}
+
+/** An unknown option or a missing value, as node:util's parseArgs reports it. */
+function isParseArgsError(err: unknown): err is Error {
+  return err instanceof Error && String((err as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS');
+}
+
+/** Candor's own README beside the CLI bundle (dist/../README.md), context for triage when the agent's repository has none. */
+function bundledReadme(): string | undefined {
+  try {
+    return fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+  } catch {
+    return undefined;
   }
 }
 

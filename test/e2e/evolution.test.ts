@@ -1,118 +1,292 @@
-// Rant → evolution task → a tested commit on a branch in the scratch clone →
-// the user takes it; and the same run is read-only while a buffer is unsaved.
+// The agent improves the agent: evolution changes only the repository named
+// by the user setting candor.evolution.repository, never the workspace.
+// A rant about the agent → a tested branch in the agent repository's scratch
+// clone; a rant about the workspace's code → out of scope, nothing changed.
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import {
-  eventually, quickInputType, quickPickSelect, readJsonl, runCommand, screenshot, useWorkbench,
-  waitForNotification, webviewByRole, writeScenario,
+  eventually, initRepo, quickInputType, quickPickSelect, readJsonl, repoRoot, runCommand, screenshot, useWorkbench,
+  waitForNotification, writeScenario, type Scenario,
 } from './harness';
 import { openChat, openFile } from './candor';
+import { hashTree } from '../helpers/hashTree';
 
-type Run = { outcome: string; branch: string | null; commit: string | null; rants: string[]; reason: string; gate: { passed: boolean } | null };
+type Run = { outcome: string; branch: string | null; commit: string | null; rants: string[]; reason: string; repository: string | null; gate: { passed: boolean } | null };
+type Decision = { rant: string; class: string | null; status: string };
 
 /** What the task's terminal shows (gpuAcceleration is off, so its rows are DOM text). */
 async function terminalText(page: import('playwright-core').Page): Promise<string> {
   return (await page.locator('.terminal .xterm-rows').allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
 }
 
-describe('evolution runs as a VS Code task', function () {
+/** A small agent of its own, outside every workspace: a real repository with passing tests. */
+function makeAgentRepo(): { dir: string; git: (...args: string[]) => string } {
+  const dir = path.join(fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-agent-'))), 'agent');
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'greet.js'), "module.exports = () => 'hello';\n");
+  fs.writeFileSync(path.join(dir, 'test.js'), "require('assert').ok(require('./greet')().startsWith('hello'));\nconsole.log('agent tests ok');\n");
+  fs.writeFileSync(path.join(dir, 'README.md'), '# The agent\n\nIt greets. The greeting is short on purpose.\n');
+  const git = (...args: string[]): string => execFileSync('git', args, {
+    cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, GIT_AUTHOR_NAME: 'Agent Dev', GIT_AUTHOR_EMAIL: 'dev@agent.invalid', GIT_COMMITTER_NAME: 'Agent Dev', GIT_COMMITTER_EMAIL: 'dev@agent.invalid' },
+  });
+  initRepo(git);
+  return { dir, git };
+}
+
+/** Everything of a folder, `.git` included, bytes and times: "byte-identical". */
+const hashAll = (dir: string): string => hashTree(dir, () => false, true);
+
+/** Saves a rant from the palette, as a person does, and returns its id from rants.jsonl. */
+async function rantFromPalette(page: import('playwright-core').Page, dataDir: string, text: string): Promise<string> {
+  const before = readJsonl(path.join(dataDir, 'rants.jsonl')).length;
+  await runCommand(page, 'Candor: Rant');
+  await quickInputType(page, text);
+  await waitForNotification(page, 'Rant saved');
+  const rants = await eventually(() => {
+    const all = readJsonl(path.join(dataDir, 'rants.jsonl')) as Array<{ id: string; text: string }>;
+    return all.length > before ? all : undefined;
+  }, 10_000, 'the rant is in rants.jsonl');
+  return rants.at(-1)?.id ?? assert.fail('no rant id');
+}
+
+/** Rewrites the offline scenario (re-read when its file changes) so the model triages `id` as `cls`. */
+function scriptTriage(file: string, id: string, cls: string, change: Scenario['rules'] = []): void {
+  const scenario: Scenario = {
+    rules: [
+      { match: { system: '^You triage' }, respond: { text: JSON.stringify({ rants: [{ id, class: cls, note: 'scripted' }] }) } },
+      ...change,
+      { respond: { text: 'Nothing else to change.' } },
+    ],
+  } as Scenario;
+  fs.writeFileSync(file, `${JSON.stringify(scenario, null, 2)}\n`);
+  // A new mtime even within the file system's granularity: the provider re-reads on a changed mtime.
+  const later = new Date(Date.now() + 2000);
+  fs.utimesSync(file, later, later);
+}
+
+/** Opens a file outside the workspace with Quick Open and its absolute path, as a user can. */
+async function openByPath(page: import('playwright-core').Page, file: string): Promise<void> {
+  await page.evaluate(() => {
+    const active = document.activeElement;
+    if (active instanceof HTMLElement && active.tagName === 'IFRAME') active.blur();
+  });
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(file);
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${path.basename(file).replace('.', '\\.')}$`) }) });
+  await row.first().waitFor({ state: 'visible', timeout: 10_000 });
+  await row.first().click();
+  await page.locator(`.tabs-container .tab[aria-label^="${path.basename(file)}"]`).first().waitFor({ state: 'visible', timeout: 10_000 });
+}
+
+const FORBIDDEN = ['stash', 'reset', 'clean', 'checkout', 'switch', 'restore', 'rebase', 'merge', 'commit', 'push', 'pull', 'gc', 'update-index', 'add', 'rm', 'mv', 'apply', 'am', 'cherry-pick', 'revert'];
+
+function subcommand(args: string): string {
+  const words = args.split(' ');
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] ?? '';
+    if (w === '-c' || w === '-C' || w === '--git-dir' || w === '--work-tree') {
+      i++;
+      continue;
+    }
+    if (!w.startsWith('-')) return w;
+  }
+  return '';
+}
+
+describe("evolution: a workspace's .vscode/settings.json cannot name the agent repository", function () {
+  const agent = makeAgentRepo();
   const ctx = useWorkbench({
+    workspace: { files: { '.vscode/settings.json': `${JSON.stringify({ 'candor.evolution.repository': agent.dir }, null, 2)}\n` } },
     start: (ws) => ({
       settings: {
         'candor.dataDir': ws.dataDir,
-        'candor.evolution.testCommand': 'npm test',
-        'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), {
-          rules: [
-            { match: { system: '^You triage' }, respond: { text: '[{"index": 0, "class": "bug", "note": "the word count is off"}]' } },
-            {
-              match: { system: 'scratch clone', lastRole: 'user' },
-              respond: { toolCalls: [{ name: 'write_file', arguments: { path: 'NOTES-evolution.md', content: 'The word count counts CJK characters one by one.\n' } }] },
-            },
-            { match: { lastRole: 'tool' }, respond: { text: 'Documented how words are counted.' }, chunkChars: 500 },
-            { respond: { text: 'ok' } },
-          ],
-        }),
+        'candor.evolution.testCommand': 'node test.js',
+        'git.enabled': false,
+        'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), { rules: [{ respond: { text: 'ok' } }] }),
       },
     }),
   });
-  const runs = (): Run[] => readJsonl(path.join(ctx.ws.dataDir, 'evolution.jsonl')) as Run[];
-  const snapshot = (): string => [
-    ctx.ws.git('status', '--porcelain=v2', '--branch'),
-    ctx.ws.git('ls-files', '--stage'),
-    ctx.ws.git('for-each-ref'),
-    ctx.ws.git('stash', 'list'),
-    ctx.ws.git('reflog', '--all'),
-  ].join('\n---\n');
+  after(() => fs.rmSync(path.dirname(agent.dir), { recursive: true, force: true }));
 
-  it('a rant, then Run Evolution from the palette: phases in the terminal, a shipped branch, the workspace untouched', async () => {
-    await runCommand(ctx.page, 'Candor: Rant');
-    await quickInputType(ctx.page, 'word counts look wrong for Japanese text');
-    await waitForNotification(ctx.page, 'Rant saved');
-    const before = snapshot();
+  it('Run Evolution only triages: no clone, no commit, no branch, the workspace and the named repository byte-identical', async () => {
+    const scenario = path.join(ctx.ws.dataDir, '..', 'scenario.json');
+    const id = await rantFromPalette(ctx.page, ctx.ws.dataDir, 'the greeting of the agent is too short');
+    scriptTriage(scenario, id, 'agent-code', [{ match: { system: 'scratch clone', lastRole: 'user' }, respond: { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "module.exports = () => 'hello world';\n" } }] } }]);
+    const before = { workspace: hashAll(ctx.ws.dir), agent: hashAll(agent.dir) };
     await runCommand(ctx.page, 'Candor: Run Evolution');
-    // The terminal shows only its visible rows: collect them while the run goes,
-    // so every phase is seen as it is printed.
-    const seen = new Set<string>();
+    const run = await eventually(() => (readJsonl(path.join(ctx.ws.dataDir, 'evolution.jsonl')) as Run[]).at(-1), 60_000, 'a run is recorded');
+    await screenshot(ctx.page, 'evolution-workspace-setting-ignored');
+    assert.equal(run.outcome, 'triage-only', run.reason);
+    assert.equal(run.repository, null, 'the workspace value was dropped');
+    assert.match(run.reason, /wait for "candor\.evolution\.repository" \(user settings\)/);
+    await waitForNotification(ctx.page, /code rant\(s\) wait for the agent's repository/);
+    const decisions = readJsonl(path.join(ctx.ws.dataDir, 'triage.jsonl')) as Decision[];
+    assert.equal(decisions.at(-1)?.status, 'waiting-for-repository');
+    assert.equal(fs.existsSync(path.join(ctx.ws.dataDir, 'scratch')), false, 'no scratch clone was made');
+    assert.deepEqual({ workspace: hashAll(ctx.ws.dir), agent: hashAll(agent.dir) }, before);
+    assert.equal(agent.git('for-each-ref', 'refs/heads/candor/'), '');
+  });
+});
+
+describe('evolution on the agent repository set in the user (machine) settings, as a VS Code task', function () {
+  const agent = makeAgentRepo();
+  const spyLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-spy-')), 'git-calls.log');
+  const ctx = useWorkbench({
+    start: (ws) => ({
+      pathPrefix: [path.join(repoRoot, 'test/fixtures/git-spy')],
+      env: { SPY_GIT_LOG: spyLog, SPY_REAL_GIT: '/usr/bin/git' },
+      settings: {
+        'candor.dataDir': ws.dataDir,
+        'candor.evolution.repository': agent.dir,
+        'candor.evolution.testCommand': 'node test.js',
+        // VS Code's own git extension stays out: every git call in the spy log is Candor's.
+        'git.enabled': false,
+        'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), { rules: [{ respond: { text: 'ok' } }] }),
+      },
+    }),
+  });
+  // code-server's window is a remote one: a setting of "machine" scope, like this one, is read
+  // from the remote machine's settings (USER_DIR/Machine/settings.json), not from the user's.
+  // Written there, and waited for until Candor sees it (Take Branch stops asking for it).
+  before(async function () {
+    this.timeout(60_000);
+    fs.mkdirSync(path.join(ctx.vs.userDir, 'Machine'), { recursive: true });
+    fs.writeFileSync(path.join(ctx.vs.userDir, 'Machine', 'settings.json'), `${JSON.stringify({ 'candor.evolution.repository': agent.dir }, null, 2)}\n`);
     await eventually(async () => {
-      const t = await terminalText(ctx.page);
-      for (const line of t.split('\n')) seen.add(line);
-      return /Outcome: /.test(t) ? t : undefined;
-    }, 120_000, 'the run ends with an outcome line');
-    const text = [...seen].join('\n');
-    await screenshot(ctx.page, 'evolution-terminal');
-    for (const phase of ['triage', 'scratch clone', 'change', 'gate', 'ship', 'record']) assert.match(text, new RegExp(`── ${phase}`), `phase ${phase} was printed`);
-    assert.match(text, /Outcome: shipped — branch candor\/rant-[0-9a-z]+/);
-    const run = runs().at(-1);
-    assert.equal(run?.outcome, 'shipped');
-    assert.equal(run?.gate?.passed, true);
-    assert.equal(snapshot(), before, 'the workspace: status, index, refs, stash and reflog are unchanged');
+      await runCommand(ctx.page, 'Notifications: Clear All Notifications');
+      await runCommand(ctx.page, 'Candor: Take Evolution Branch');
+      const seen = await waitForNotification(ctx.page, /No evolution run has shipped a branch yet|no agent repository is set/, 5_000);
+      return seen.startsWith('No evolution run') ? true : undefined;
+    }, 45_000, 'Candor reads candor.evolution.repository');
+    await runCommand(ctx.page, 'Notifications: Clear All Notifications');
+  });
+  after(() => fs.rmSync(path.dirname(agent.dir), { recursive: true, force: true }));
+  const scenario = (): string => path.join(ctx.ws.dataDir, '..', 'scenario.json');
+  const runs = (): Run[] => readJsonl(path.join(ctx.ws.dataDir, 'evolution.jsonl')) as Run[];
+  const scratch = (...args: string[]): string => execFileSync('git', args, { cwd: path.join(ctx.ws.dataDir, 'scratch', fs.readdirSync(path.join(ctx.ws.dataDir, 'scratch')).find((d) => !d.includes('.')) ?? ''), encoding: 'utf8' });
+  let workspaceHash = '';
+  let agentHash = '';
+
+  async function runToEnd(): Promise<{ run: Run; terminal: string }> {
+    const count = runs().length;
+    await runCommand(ctx.page, 'Candor: Run Evolution');
+    const seen = new Set<string>();
+    const run = await eventually(async () => {
+      for (const line of (await terminalText(ctx.page)).split('\n')) seen.add(line);
+      return runs().length > count ? runs().at(-1) : undefined;
+    }, 120_000, 'the run is recorded');
+    return { run, terminal: [...seen].join('\n') };
+  }
+
+  it('a rant about the agent ships a tested branch in its scratch clone; the workspace (another repository) stays byte-identical', async () => {
+    workspaceHash = hashAll(ctx.ws.dir);
+    agentHash = hashAll(agent.dir);
+    const id = await rantFromPalette(ctx.page, ctx.ws.dataDir, 'the agent greets too briefly');
+    scriptTriage(scenario(), id, 'agent-code', [
+      { match: { system: 'scratch clone', lastRole: 'user' }, respond: { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: "module.exports = () => 'hello, and welcome';\n" } }] } },
+      { match: { lastRole: 'tool' }, respond: { text: 'The greeting now welcomes the user.' }, chunkChars: 500 },
+    ]);
+    const { run, terminal } = await runToEnd();
+    await screenshot(ctx.page, 'evolution-agent-repository');
+    assert.equal(run.outcome, 'shipped', `${run.reason}\n${terminal}`);
+    assert.equal(run.repository, agent.dir);
+    assert.equal(run.branch, `candor/rant-${id}`);
+    assert.equal(run.gate?.passed, true);
+    for (const phase of ['triage', 'scratch clone', 'gate HEAD', 'change', 'gate', 'ship', 'record']) assert.match(terminal, new RegExp(`── ${phase}`), `phase ${phase} was printed`);
+    assert.match(terminal, new RegExp(`the agent's repository: ${agent.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.equal(scratch('rev-parse', `refs/heads/${run.branch}`).trim(), run.commit);
+    assert.equal(scratch('show', `${run.commit}:greet.js`), "module.exports = () => 'hello, and welcome';\n");
+    assert.equal(scratch('rev-parse', `${run.commit}^`).trim(), agent.git('rev-parse', 'HEAD').trim(), "the commit sits on the agent repository's HEAD");
+    assert.equal(hashAll(ctx.ws.dir), workspaceHash, 'the workspace is byte-identical');
+    assert.equal(hashAll(agent.dir), agentHash, 'the agent repository itself is unchanged until the branch is taken');
   });
 
-  it('the chat lists the rant as acted on and the run with its branch', async () => {
+  it('a rant about the workspace\'s own code ends out-of-scope: no new commit, no branch', async () => {
+    const branchesBefore = scratch('for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/');
+    const id = await rantFromPalette(ctx.page, ctx.ws.dataDir, 'the word counter in my project miscounts CJK text');
+    scriptTriage(scenario(), id, 'user-project', [
+      { match: { system: 'scratch clone', lastRole: 'user' }, respond: { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: 'broken' } }] } },
+    ]);
+    const { run } = await runToEnd();
+    assert.equal(run.outcome, 'nothing-to-evolve', run.reason);
+    assert.deepEqual(run.rants, []);
+    const decision = (readJsonl(path.join(ctx.ws.dataDir, 'triage.jsonl')) as Decision[]).filter((d) => d.rant === id).at(-1);
+    assert.deepEqual([decision?.class, decision?.status], ['user-project', 'out-of-scope']);
+    assert.equal(scratch('for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads/'), branchesBefore, 'no new branch or commit in the scratch clone');
+    assert.equal(hashAll(ctx.ws.dir), workspaceHash);
+    assert.equal(hashAll(agent.dir), agentHash);
+  });
+
+  it('the chat lists each rant with its class and status, and the run with its branch', async () => {
     const frame = await openChat(ctx.page);
     await frame.locator('#rants-summary').click();
     const panel = await eventually(async () => {
       const t = await frame.locator('#rants-panel').innerText();
-      return /acted/.test(t) && /shipped/.test(t) ? t : undefined;
-    }, 20_000, 'the rants panel shows the acted rant and the shipped run');
-    assert.match(panel, /word counts look wrong/);
-    await frame.locator('details.run summary').first().click();
-    await screenshot(ctx.page, 'evolution-rants-panel');
-    await (await webviewByRole(ctx.page, 'button', /^Show the diff of candor\/rant-/)).click();
-    const editor = ctx.page.locator('.monaco-editor:visible .view-lines').first();
-    const diff = await eventually(async () => {
-      const text = (await editor.innerText()).replace(/\u00a0/g, ' ');
-      return text.includes('NOTES-evolution.md') ? text : undefined;
-    }, 20_000, 'the diff opens in an editor');
-    assert.match(diff, /Candor-Rant: /);
+      return /agent-code · acted/.test(t) && /user-project · out-of-scope/.test(t) ? t : undefined;
+    }, 20_000, 'the rants panel shows both routes');
+    assert.match(panel, /shipped/);
+    await screenshot(ctx.page, 'evolution-rants-routed');
   });
 
-  it('Take Evolution Branch fetches the branch into the workspace without checking it out', async () => {
-    const run = runs().at(-1);
+  it('Take Evolution Branch fetches the branch into the agent repository, not the workspace', async () => {
+    const run = runs().find((r) => r.outcome === 'shipped');
     assert.ok(run?.branch);
-    const head = ctx.ws.git('rev-parse', 'HEAD');
+    const head = agent.git('rev-parse', 'HEAD');
     await runCommand(ctx.page, 'Candor: Take Evolution Branch');
     await quickPickSelect(ctx.page, run.branch);
-    await waitForNotification(ctx.page, `Branch ${run.branch} is now in the workspace`);
-    assert.equal(ctx.ws.git('rev-parse', `refs/heads/${run.branch}`).trim(), run.commit);
-    assert.equal(ctx.ws.git('rev-parse', 'HEAD'), head, 'HEAD did not move');
-    assert.equal(ctx.ws.git('status', '--porcelain'), '', 'the working tree is untouched');
-    assert.match(ctx.ws.git('log', '-1', '--format=%B', run.branch), new RegExp(`Candor-Rant: ${run.rants[0]}`));
+    await waitForNotification(ctx.page, `Branch ${run.branch} is now in the agent's repository`);
+    assert.equal(agent.git('rev-parse', `refs/heads/${run.branch}`).trim(), run.commit);
+    assert.equal(agent.git('rev-parse', 'HEAD'), head, 'HEAD did not move');
+    assert.equal(agent.git('status', '--porcelain'), '', 'the working tree is untouched');
+    assert.equal(hashAll(ctx.ws.dir), workspaceHash, 'the workspace got no branch');
   });
 
-  it('with an unsaved buffer the same run is read-only', async () => {
+  it('an unsaved editor anywhere: the run does not go through the task system, so VS Code saves nothing', async () => {
     await openFile(ctx.page, 'package.json');
+    const file = path.join(ctx.ws.dir, 'package.json');
+    const onDisk = fs.readFileSync(file, 'utf8');
     await ctx.page.locator('.monaco-editor:visible .view-lines').first().click();
     await ctx.page.keyboard.press('Control+End');
     await ctx.page.keyboard.type(' ');
-    const before = snapshot();
-    const runsBefore = runs().length;
-    await runCommand(ctx.page, 'Candor: Run Evolution');
-    const record = await eventually(() => (runs().length > runsBefore ? runs().at(-1) : undefined), 60_000, 'a new run is recorded');
-    assert.equal(record.outcome, 'read-only');
-    assert.match(record.reason, /dirty working tree — read-only cycle/);
-    assert.match(record.reason, /package\.json/);
-    await eventually(async () => ((await terminalText(ctx.page)).includes('read-only') ? true : undefined), 20_000, 'the terminal says read-only');
-    assert.equal(snapshot(), before);
+    const { run } = await runToEnd();
+    assert.notEqual(run.outcome, 'read-only', 'a buffer of the workspace does not make the agent repository dirty');
+    assert.equal(fs.readFileSync(file, 'utf8'), onDisk, 'the unsaved buffer was not saved');
+    await ctx.page.keyboard.press('Control+Z');
+  });
+
+  it('an unsaved editor on a file of the agent repository, though it is no workspace folder, makes the run read-only', async () => {
+    const id = await rantFromPalette(ctx.page, ctx.ws.dataDir, 'the agent should greet by name');
+    scriptTriage(scenario(), id, 'agent-code');
+    const file = path.join(agent.dir, 'greet.js');
+    await openByPath(ctx.page, file);
+    await ctx.page.locator('.monaco-editor:visible .view-lines').first().click();
+    await ctx.page.keyboard.press('Control+End');
+    await ctx.page.keyboard.type('// unsaved');
+    const { run } = await runToEnd();
+    assert.equal(run.outcome, 'read-only', run.reason);
+    assert.match(run.reason, /1 unsaved \(greet\.js\)/);
+    assert.equal(fs.readFileSync(file, 'utf8'), "module.exports = () => 'hello';\n", 'nothing saved it');
+    await ctx.page.keyboard.press('Control+Z');
+  });
+
+  it('the git spy saw no write in the workspace or the agent repository but the hand-off\'s ref-only fetch', () => {
+    const calls = fs.readFileSync(spyLog, 'utf8').trim().split('\n').map((line) => {
+      const [cwd, args] = line.split('\t');
+      return { cwd: cwd ?? '', args: args ?? '' };
+    });
+    for (const repo of [fs.realpathSync(ctx.ws.dir), agent.dir]) {
+      const inside = calls.filter((c) => c.cwd === repo || c.cwd.startsWith(`${repo}/`));
+      const bad = inside.filter((c) => FORBIDDEN.includes(subcommand(c.args)));
+      assert.deepEqual(bad, [], `no forbidden subcommand ran in ${repo}`);
+    }
+    const inAgent = calls.filter((c) => c.cwd === agent.dir);
+    assert.ok(inAgent.some((c) => subcommand(c.args) === 'status'), 'the dirty check of the agent repository went through the guard');
+    assert.deepEqual(inAgent.filter((c) => subcommand(c.args) === 'fetch').length, 1, 'the one write: the hand-off');
   });
 });

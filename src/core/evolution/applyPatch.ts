@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { applyPatch, parsePatch } from 'diff';
 import { WorkspaceToolError } from '../workspace/errors';
 import { confineForWrite, type WritablePath } from './confineWrite';
+import { errorMessage } from '../errorMessage';
 
 interface PlannedWrite {
   readonly target: WritablePath;
@@ -21,7 +22,7 @@ export async function applyUnifiedDiff(root: string, patch: unknown): Promise<st
   try {
     files = parsePatch(patch);
   } catch (err) {
-    throw new WorkspaceToolError('invalid', `the patch is not a unified diff: ${err instanceof Error ? err.message : String(err)}`);
+    throw new WorkspaceToolError('invalid', `the patch is not a unified diff: ${errorMessage(err)}`);
   }
   files = files.filter((file) => file.hunks.length > 0 || file.oldFileName !== undefined || file.newFileName !== undefined);
   if (files.length === 0) throw new WorkspaceToolError('invalid', 'the patch holds no file changes');

@@ -40,7 +40,8 @@ export interface ChangeLoopResult {
 
 export function changeSystemPrompt(request: ChangeRequest): string {
   return [
-    'You are Candor, working in a scratch clone of a software repository to address one complaint from its developer.',
+    "You are a coding agent improving yourself: you work in a scratch clone of the agent's own repository (its source code) to address one complaint a user made about the agent.",
+    "The complaint is about the agent, not about the user's project: change only the agent's code here.",
     'Make one small, focused change that addresses it, using the tools: read and search the code, then edit with apply_patch or write_file.',
     `Keep the change small: at most ${request.maxChangedLines} changed lines in at most ${request.maxChangedFiles} files; a larger change is rejected.`,
     "Run run_tests before you finish when you can; the change is kept only if the project's tests pass.",
@@ -65,7 +66,7 @@ function reachOfTests(sandbox: SandboxKind): string {
 
 export function changeUserMessage(request: ChangeRequest): string {
   return [
-    `Complaint (rant ${request.rant.id}, ${request.rant.ts}, project ${request.rant.project}):`,
+    `Complaint about the agent (rant ${request.rant.id}, ${request.rant.ts}, made while working in the user's project ${request.rant.project}):`,
     request.rant.text,
     '',
     `Triage: ${request.class ?? 'unclassified'}${request.note ? ` — ${request.note}` : ''}`,

@@ -11,6 +11,7 @@ import { applyUnifiedDiff } from './applyPatch';
 import { checkRelative, confineForWrite } from './confineWrite';
 import { describeGate, runGate, type GateStep, type GateStepName } from './testGate';
 import type { Sandbox } from './sandbox';
+import { errorMessage } from '../errorMessage';
 
 export interface ChangeToolsOptions {
   /** The scratch clone: the only folder these tools see. */
@@ -93,7 +94,7 @@ export function changeTools(options: ChangeToolsOptions): ToolHost {
       try {
         return boundText(await handler(parseArgs(rawArgs), signal), MAX_RESULT_BYTES).text;
       } catch (err) {
-        return `Error: ${err instanceof Error ? err.message : String(err)}`;
+        return `Error: ${errorMessage(err)}`;
       }
     },
   };

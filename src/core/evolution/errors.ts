@@ -4,8 +4,6 @@ export type EvolutionErrorKind =
   | 'outside-scratch'
   /** Git failed in the scratch clone; the message holds its stderr. */
   | 'scratch-git'
-  /** Another run holds the repository's lock. */
-  | 'busy'
   /** The user (or the task) cancelled the run. */
   | 'cancelled'
   /** A change-tool argument was refused (path escapes, bad patch, …). */

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { workspaceIdFor } from '../workspaceId';
 
 /** Where evolution keeps its files in the data folder. */
 
@@ -11,14 +11,12 @@ export const SCRATCH_DIR = 'scratch';
 export const DEPENDENCY_DIR = 'node_modules';
 
 /**
- * `<sanitized basename>-<12 hex of sha256(realpath)>`: readable, and two
- * repositories with the same folder name never share a clone.
+ * The workspace id of the repository's real path: a repository reached
+ * through two symlinked paths has one clone, and two repositories with the
+ * same folder name never share one.
  */
 export function repoId(workspaceRoot: string): string {
-  const real = realOrResolved(workspaceRoot);
-  const base = path.basename(real).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[.-]+|[.-]+$/g, '').slice(0, 40) || 'repo';
-  const hash = createHash('sha256').update(real).digest('hex').slice(0, 12);
-  return `${base}-${hash}`;
+  return workspaceIdFor(realOrResolved(workspaceRoot));
 }
 
 export interface RepoPaths {

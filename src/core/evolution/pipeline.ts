@@ -1,70 +1,33 @@
 import * as path from 'node:path';
-import { candorRantIds, isGitGuardError, noUnsavedBuffers, openWorkspaceRepo, readOnlyReason, type GuardOptions, type ReadOnlyGit, type UnsavedBufferSource } from '../git';
+import { isGitGuardError, noUnsavedBuffers, openWorkspaceRepo, readOnlyReason, type ReadOnlyGit } from '../git';
 import { newId } from '../ids';
 import { isoNow } from '../jsonl';
-import type { Logger } from '../log';
-import type { ChatModel, TextModel } from '../provider/chatModel';
+import type { ChatModel } from '../provider/chatModel';
 import { RequestError } from '../provider/requestError';
 import { changeTools } from './changeTools';
 import { runChangeLoop } from './changeLoop';
+import { agentReadme } from './readme';
 import { isEvolutionError, throwIfCancelled } from './errors';
-import { describeGate, runGate, type GateOptions, type GateResult, type GateStep } from './testGate';
-import { acquireRunLock, type RunLock } from './lock';
+import { GateRunner } from './gateRunner';
+import { describeGate, type GateResult } from './testGate';
+import { LockBusyError, tryLock, type HeldLock } from '../process/lockFile';
 import { measureChange, tooBig } from './measure';
 import { repoPaths } from './paths';
 import { appendRun, gateKey, gatedCommits, markGated, type EvolutionOutcome, type EvolutionRecord, type GateSummary } from './record';
 import { redactedOutput, type RunOutput } from './redactedIO';
-import { SANDBOX_OFF_WARNING, detectSandbox, isSandboxUnavailable, type DetectOptions, type Sandbox, type SandboxMode } from './sandbox';
-import { prepareScratch, resetTo, setupInputsMatch, setupIsCurrent, setupPlan, setupStampFile, writeSetupStamp } from './scratch';
+import { rantsOf, readHistory, revertUntilGreen, rollbackFailure, shipRevert, MAX_FIRST_PARENTS, MAX_REVERTS, type CandorCommit } from './rollback';
+import { SANDBOX_OFF_WARNING, detectSandbox, isSandboxUnavailable, type Sandbox } from './sandbox';
+import { prepareScratch, resetTo } from './scratch';
 import type { Scratch } from './scratchGit';
 import { SecretSet } from '../redact';
-import { prepareRevert, shipChange } from './ship';
-import { appendDecision, triage, type RantState } from './triage';
+import { shipChange } from './ship';
+import { appendDecision, rantStatuses, triage, type RantState } from './triage';
 import { isInsideReal } from '../settings/realPath';
+import { errorMessage } from '../errorMessage';
 
-export type EvolutionPhase = 'triage' | 'scratch clone' | 'gate HEAD' | 'change' | 'gate' | 'ship' | 'record';
+import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';
 
-export interface EvolutionOptions {
-  /** A folder inside the workspace repository. */
-  readonly workspace: string;
-  readonly dataDir: string;
-  /** `candor.evolution.testCommand` (`npm test`). */
-  readonly testCommand: string;
-  readonly buildCommand?: string;
-  /** '' = what the lock file implies. */
-  readonly setupCommand?: string;
-  readonly maxChangedLines: number;
-  readonly maxChangedFiles: number;
-  /** Each gate command's timeout. */
-  readonly timeoutMs: number;
-  /** The model of the change phase (and of triage unless `triageModel` is given). Undefined: triage by rules, no change. */
-  readonly model?: ChatModel;
-  readonly triageModel?: TextModel;
-  /** The editor's unsaved buffers (the host); the CLI has none. */
-  readonly unsaved?: UnsavedBufferSource;
-  /** Values kept out of every command's environment (the API key). */
-  readonly secrets?: readonly string[];
-  readonly signal?: AbortSignal;
-  /** Rants of this project are acted on. Default: the workspace folder's name. */
-  readonly project?: string;
-  /** Model requests in the change phase at most. Default 16. */
-  readonly maxRounds?: number;
-  readonly clock?: () => Date;
-  readonly git?: GuardOptions;
-  /** `candor.evolution.sandbox`; default 'required': no command runs outside the OS sandbox. */
-  readonly sandbox?: SandboxMode;
-  /** Where to look for the sandbox (a test points it at a missing bwrap). */
-  readonly sandboxProbe?: DetectOptions;
-}
-
-export interface EvolutionIO {
-  /** One line for the terminal. */
-  print(line: string): void;
-  onPhase?(phase: EvolutionPhase): void;
-  /** Raw output of the gate commands, as it comes. */
-  onOutput?(chunk: string): void;
-  readonly log?: Logger;
-}
+export { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase };
 
 interface Ending {
   readonly outcome: EvolutionOutcome;
@@ -77,11 +40,12 @@ interface Ending {
 }
 
 /**
- * One evolution run (docs/architecture.md, "Evolution"): triage → scratch clone → change → gate →
- * ship → record, each phase printed as it runs. A dirty workspace makes it
- * triage-and-record only. Ends with exactly one line in evolution.jsonl and
- * returns it; never throws for a run that went wrong — that is an `error`
- * record.
+ * One evolution run (docs/architecture.md, "Evolution"): triage → scratch
+ * clone of the agent's repository → gate HEAD (and roll back) → change →
+ * gate → ship → record, each phase printed as it runs. No repository set:
+ * triage only. A dirty repository: triage and record only. Ends with
+ * exactly one line in evolution.jsonl and returns it; never throws for a
+ * run that went wrong — that is an `error` record.
  */
 export async function runEvolution(options: EvolutionOptions, io: EvolutionIO): Promise<EvolutionRecord> {
   return new EvolutionRun(options, io).run();
@@ -92,14 +56,14 @@ class EvolutionRun {
   readonly #runId = newId();
   readonly #started: string;
   #phase: EvolutionPhase = 'triage';
-  #lock: RunLock | undefined;
+  #lock: HeldLock | undefined;
   #scratch: Scratch | undefined;
   #base: string | undefined;
-  /** False when the data folder lies in the workspace: writing there would change the workspace. */
+  #repository: string | null = null;
+  /** False when the data folder lies in the agent's repository: writing there would change it. */
   #mayWrite = true;
   #sandbox: Sandbox | undefined;
-  /** Folders the commands must not see: the data folder and the source repository. */
-  #hidden: string[] = [];
+  #gateRunner: GateRunner | undefined;
   /** True once any command (setup, build, test, run_tests) started: the record names the sandbox then. */
   #ranCommand = false;
   /** What the run prints, logs and streams, all redacted. */
@@ -133,112 +97,186 @@ class EvolutionRun {
       this.io.print(SANDBOX_OFF_WARNING);
       this.io.log?.warn(SANDBOX_OFF_WARNING);
     }
-    const repo = await this.#openRepo();
+    if (o.repository === undefined || o.repository.trim() === '') return this.#triageOnly();
+    this.#repository = path.resolve(o.repository);
+    const repo = await this.#openRepo(this.#repository);
+    this.#repository = repo.root;
     if (isInsideReal(repo.root, o.dataDir)) {
       this.#mayWrite = false;
-      return { outcome: 'error', reason: `the data folder ${o.dataDir} is inside the workspace repository; choose one outside it` };
+      return { outcome: 'error', reason: `the data folder ${o.dataDir} is inside the agent's repository ${repo.root}; choose one outside it` };
     }
+    this.io.print(`the agent's repository: ${repo.root}`);
     const paths = repoPaths(o.dataDir, repo.root);
-    this.#lock = acquireRunLock(paths.lock, this.#clock);
+    this.#lock = tryLock(paths.lock, { clock: this.#clock, holderName: 'another evolution run', holderOf: 'for this repository' });
     if (this.#lock.tookOver !== undefined) {
       this.io.print(`took over the lock left by an earlier run that did not end (pid ${this.#lock.tookOver.pid}, started ${this.#lock.tookOver.started})`);
     }
+    const readme = agentReadme(repo.root) ?? o.agentReadme;
 
     const dirty = await repo.dirtyState(o.unsaved ?? noUnsavedBuffers);
     if (dirty.dirty) {
       const line = readOnlyReason(dirty) ?? 'dirty working tree — read-only cycle';
       this.io.print(line);
       this.io.log?.info(line);
-      await this.#triage();
+      await this.#triage(true, readme);
       return { outcome: 'read-only', reason: line };
     }
     const head = await repo.headCommit();
-    if (head === undefined) return { outcome: 'error', reason: `the repository at ${repo.root} has no commits yet; an evolution run starts from HEAD` };
+    if (head === undefined) return { outcome: 'error', reason: `the agent's repository ${repo.root} has no commits yet; an evolution run starts from HEAD` };
 
-    const picked = await this.#triage();
+    const picked = await this.#triage(true, readme);
     throwIfCancelled(o.signal);
-
-    // Before any clone or command: without the sandbox the run stops here (triage is done and recorded).
-    const sandbox = await detectSandbox(o.sandbox ?? 'required', o.sandboxProbe);
-    if (isSandboxUnavailable(sandbox)) return { outcome: 'error', reason: sandbox.message, ...(picked !== undefined ? { rants: [picked.rant.id] } : {}) };
-    this.#sandbox = sandbox;
-    this.#hidden = [o.dataDir, repo.root];
-    if (sandbox.kind !== 'off') this.io.print(`commands run in an OS sandbox (${sandbox.kind}): writable only the clone (not its .git), the home and data folders hidden, no network (setup: only on HEAD's manifest and lock file)`);
+    // A rant to act on needs commands: without the sandbox the run stops before any clone (triage is done and recorded).
+    if (picked !== undefined) {
+      const unavailable = await this.#detectSandbox();
+      if (unavailable !== undefined) return { ...unavailable, rants: [picked.rant.id] };
+    }
 
     this.#enter('scratch clone');
-    const prepared = await prepareScratch({ dataDir: o.dataDir, workspaceRoot: repo.root, head, setupCommand: o.setupCommand ?? '', secrets: o.secrets, signal: o.signal });
+    const prepared = await prepareScratch({ dataDir: o.dataDir, repositoryRoot: repo.root, head, setupCommand: o.setupCommand ?? '', secrets: o.secrets, signal: o.signal });
     this.#scratch = prepared.scratch;
     this.#base = head;
     this.io.print(`${prepared.cloned ? 'cloned' : prepared.fetched ? 'refreshed' : 'reused'} ${prepared.scratch.dir}`);
-    this.io.print(`at the workspace's HEAD ${head.slice(0, 12)} — committed work only: uncommitted work is not included`);
+    this.io.print(`at the agent repository's HEAD ${head.slice(0, 12)} — committed work only: uncommitted work is not included`);
 
-    const headGate = await this.#gateHead(repo, head, paths.gated);
-    if (headGate !== undefined) return headGate;
-    if (picked === undefined) return { outcome: 'nothing-to-evolve', reason: 'no rant to act on' };
+    const headEnding = await this.#checkHead(prepared.scratch, head, picked, paths.gated);
+    if (headEnding !== undefined) return headEnding;
+    if (picked === undefined) return { outcome: 'nothing-to-evolve', reason: 'no agent-code rant to act on' };
     if (o.model === undefined) return { outcome: 'nothing-to-evolve', rants: [picked.rant.id], reason: 'no model is configured to make a change' };
     return this.#change(picked, o.model, prepared.scratch, head, paths.gated);
   }
 
-  async #openRepo(): Promise<ReadOnlyGit> {
+  /** No agent repository: route every rant, change nothing anywhere. */
+  async #triageOnly(): Promise<Ending> {
+    await this.#triage(false, this.options.agentReadme);
+    const waiting = rantStatuses(this.options.dataDir).filter((s) => s.status === 'waiting-for-repository').length;
+    const line = `${waiting} code rant(s) wait for "candor.evolution.repository" (user settings): no code change is made anywhere until it names the agent's own repository; ${REPOSITORY_HINT}`;
+    this.io.print(line);
+    return { outcome: 'triage-only', reason: line };
+  }
+
+  async #openRepo(repository: string): Promise<ReadOnlyGit> {
     try {
-      return await openWorkspaceRepo(this.options.workspace, this.options.git);
+      return await openWorkspaceRepo(repository, this.options.git);
     } catch (err) {
-      if (isGitGuardError(err, 'not-a-repo')) throw new RunFailure(`${path.resolve(this.options.workspace)} is not a git repository; evolution runs need one`);
+      if (isGitGuardError(err, 'not-a-repo')) throw new RunFailure(`${repository} (candor.evolution.repository) is not a git repository; it must be a local git checkout of the agent's own source`);
       throw err;
     }
   }
 
-  async #triage(): Promise<RantState | undefined> {
+  async #triage(codeRouting: boolean, readme: string | undefined): Promise<RantState | undefined> {
     this.#enter('triage');
     const o = this.options;
-    const model = o.triageModel ?? o.model;
-    const project = o.project ?? path.basename(path.resolve(o.workspace));
-    const result = await triage(o.dataDir, { project, model, signal: o.signal, clock: this.#clock });
-    const bySource = (source: string): number => result.decisions.filter((d) => d.status === 'triaged' && d.source === source).length;
-    const duplicates = result.decisions.filter((d) => d.status === 'duplicate').length;
-    this.io.print(`${result.decisions.length} new rant(s): ${bySource('model')} classified by the model, ${bySource('fallback')} by rules, ${duplicates} duplicate(s)`);
+    const result = await triage(o.dataDir, { codeRouting, model: o.triageModel ?? o.model, readme, signal: o.signal, clock: this.#clock });
+    const counts = new Map<string, number>();
+    for (const d of result.decisions) counts.set(d.class ?? 'none', (counts.get(d.class ?? 'none') ?? 0) + 1);
+    const routed = [...counts].map(([cls, n]) => `${n} ${cls}`).join(', ');
+    this.io.print(`${result.decisions.length} rant(s) routed${routed !== '' ? ` (${routed})` : ''}; ${result.unclassified.length} left new, to be asked again on the next run`);
+    for (const d of result.decisions) if (d.status === 'answered' && d.answer !== undefined) this.io.print(`  answered ${d.rant}: ${d.answer}`);
     const picked = result.picked;
-    this.io.print(picked === undefined ? 'nothing to act on' : `acting on rant ${picked.rant.id} (${picked.class ?? 'unclassified'}): ${firstLine(picked.rant.text)}`);
+    if (codeRouting) this.io.print(picked === undefined ? 'no agent-code rant to act on' : `acting on rant ${picked.rant.id} (agent-code): ${firstLine(picked.rant.text)}`);
     return picked;
   }
 
-  /** Gates HEAD unless it passed before; an ending when it fails. */
-  async #gateHead(repo: ReadOnlyGit, head: string, gatedFile: string): Promise<Ending | undefined> {
-    const scratch = this.#scratch as Scratch;
-    if (gatedCommits(gatedFile, gateKey(this.options)).has(head)) {
+  /**
+   * Gates HEAD when there is a rant to act on, or a Candor commit after the
+   * newest commit known to pass; when HEAD fails, prepares the rollback (or
+   * says why there is none). An ending when the run stops here.
+   */
+  async #checkHead(scratch: Scratch, head: string, picked: RantState | undefined, gatedFile: string): Promise<Ending | undefined> {
+    const history = await readHistory(scratch, head, gatedCommits(gatedFile, gateKey(this.options)), { signal: this.options.signal });
+    if (history.base === head) {
       this.io.print(`HEAD ${head.slice(0, 12)} passed the gate before`);
-      const setup = await this.#ensureSetup(scratch.dir);
-      if (setup !== undefined && !setup.passed) return { outcome: 'error', reason: `the setup command failed: ${describeGate(setup, this.options.timeoutMs)}`, gate: setup };
+      if (picked === undefined) return undefined;
+      const setup = await this.#gates(head).ensureSetup();
+      return setup !== undefined && !setup.passed ? { outcome: 'error', reason: `the setup command failed: ${describeGate(setup, this.options.timeoutMs)}`, gate: setup } : undefined;
+    }
+    if (picked === undefined && history.candidates.length === 0) {
+      this.io.print(`HEAD is not gated: no rant to act on, and no Candor commit after ${history.base === undefined ? 'the commits searched' : `${history.base.slice(0, 12)}, the newest known to pass`}`);
       return undefined;
     }
+    const unavailable = await this.#detectSandbox();
+    if (unavailable !== undefined) return unavailable;
+    const gates = this.#gates(head);
     this.#enter('gate HEAD');
     this.io.print(`HEAD ${head.slice(0, 12)} has not passed the gate yet: running it first`);
-    const result = await this.#gate(scratch.dir);
-    this.io.print(`HEAD gate ${describeGate(result, this.options.timeoutMs)}`);
+    const result = await gates.gate();
+    const described = describeGate(result, this.options.timeoutMs);
+    this.io.print(`HEAD gate ${described}`);
     if (result.passed) {
       markGated(gatedFile, head, gateKey(this.options), this.#clock);
       return undefined;
     }
     throwIfCancelled(this.options.signal);
-    const rants = candorRantIds(await repo.topCommitTrailers());
-    if (rants.length === 0) return { outcome: 'error', reason: "the workspace's HEAD does not pass its own tests", gate: result };
-    const revert = await prepareRevert(scratch, head);
-    this.io.print(`HEAD ${head.slice(0, 12)} came from rant ${rants.join(', ')} and fails the gate: a revert is ready on ${revert.branch}`);
+    const failing = `HEAD ${head.slice(0, 12)} fails the gate (${described})`;
+    if (history.base === undefined) return { outcome: 'error', reason: `${failing}, and no earlier commit is known to pass (none of the newest ${MAX_FIRST_PARENTS} on its first-parent chain); nothing reverted`, gate: result };
+    if (history.candidates.length === 0) return { outcome: 'error', reason: `${failing}: HEAD fails its own tests, and not because of a Candor change (none after ${history.base.slice(0, 12)}, the newest commit known to pass)`, gate: result };
+    return this.#rollBack(scratch, gates, head, history.candidates, described, gatedFile);
+  }
+
+  async #rollBack(scratch: Scratch, gates: GateRunner, head: string, candidates: readonly CandorCommit[], described: string, gatedFile: string): Promise<Ending> {
+    const failing = `HEAD ${head.slice(0, 12)} fails the gate (${described})`;
+    this.#enter('revert');
+    this.io.print(`${candidates.length} Candor commit(s) since the newest passing commit: reverting them newest first, re-gating after each (at most ${MAX_REVERTS})`);
+    const result = await revertUntilGreen(scratch, candidates, {
+      gate: () => gates.gate(),
+      onStep: (commit, gate) => this.io.print(`  reverted ${commit.sha.slice(0, 12)} ${firstLine(commit.subject)}: gate ${describeGate(gate, this.options.timeoutMs)}`),
+      setupCommand: this.options.setupCommand ?? '',
+      signal: this.options.signal,
+    });
+    if (result.kind !== 'passed') return { outcome: 'error', ...rollbackFailure(result, failing, candidates.length), ...(result.kind === 'still-failing' && result.gate !== undefined ? { gate: result.gate } : {}) };
+    this.#enter('ship');
+    const shipped = await shipRevert(scratch, { head, tree: result.tree, reverted: result.reverted, why: described });
+    markGated(gatedFile, shipped.commit, gateKey(this.options), this.#clock);
+    const list = result.reverted.map((c) => c.sha.slice(0, 12)).join(', ');
+    this.io.print(`committed ${shipped.commit.slice(0, 12)} on ${shipped.branch} in the scratch clone`);
     return {
       outcome: 'revert-prepared',
-      reason: `HEAD ${head.slice(0, 12)} (Candor-Rant ${rants.join(', ')}) fails the gate (${describeGate(result, this.options.timeoutMs)}); a revert is prepared on ${revert.branch}`,
-      rants,
-      branch: revert.branch,
-      commit: revert.commit,
-      gate: result,
+      rants: rantsOf(result.reverted),
+      reason: `${failing}; reverting ${result.reverted.length} Candor commit(s) (${list}) makes it pass: a revert is ready on ${shipped.branch}`,
+      branch: shipped.branch,
+      commit: shipped.commit,
+      gate: result.gate,
     };
+  }
+
+  /** Finds the sandbox the commands need; an ending when it is required and missing. */
+  async #detectSandbox(): Promise<Ending | undefined> {
+    if (this.#sandbox !== undefined) return undefined;
+    const sandbox = await detectSandbox(this.options.sandbox ?? 'required', this.options.sandboxProbe);
+    if (isSandboxUnavailable(sandbox)) return { outcome: 'error', reason: sandbox.message };
+    this.#sandbox = sandbox;
+    if (sandbox.kind !== 'off') this.io.print(`commands run in an OS sandbox (${sandbox.kind}): writable only the clone (not its .git), the home and data folders hidden, no network (setup: only on HEAD's manifest and lock file)`);
+    return undefined;
+  }
+
+  /** The run's commands in the scratch clone, in the sandbox found before. */
+  #gates(head: string): GateRunner {
+    const o = this.options;
+    this.#gateRunner ??= new GateRunner({
+      scratch: this.#scratch as Scratch,
+      base: head,
+      sandbox: this.#sandbox as Sandbox,
+      hidden: [o.dataDir, this.#repository as string],
+      testCommand: o.testCommand,
+      buildCommand: o.buildCommand,
+      setupCommand: o.setupCommand,
+      timeoutMs: o.timeoutMs,
+      secrets: o.secrets,
+      signal: o.signal,
+      print: (line) => this.io.print(line),
+      onOutput: this.io.onOutput?.bind(this.io),
+      onCommand: () => (this.#ranCommand = true),
+    });
+    return this.#gateRunner;
   }
 
   async #change(picked: RantState, model: ChatModel, scratch: Scratch, base: string, gatedFile: string): Promise<Ending> {
     const o = this.options;
     const rants = [picked.rant.id];
+    const gates = this.#gates(base);
     this.#enter('change');
-    const tools = changeTools({ ...this.#commandOptions(), root: scratch.dir, testSteps: this.#testSteps() });
+    const tools = changeTools({ ...gates.commandOptions(), root: scratch.dir, testSteps: gates.testSteps() });
     const request = { rant: picked.rant, class: picked.class, note: picked.note, maxChangedLines: o.maxChangedLines, maxChangedFiles: o.maxChangedFiles, sandbox: (this.#sandbox as Sandbox).kind };
     const loop = await runChangeLoop(request, { model, tools, maxRounds: o.maxRounds, signal: o.signal, onTool: (line) => this.io.print(`  ${line}`), onNotice: (line) => this.io.print(line) });
     this.io.print(`${loop.rounds} request(s), ${loop.toolCalls} tool call(s)${loop.outOfRounds ? ' — stopped at the round limit' : ''}`);
@@ -252,7 +290,7 @@ class EvolutionRun {
     if (big !== undefined) return { outcome: 'discarded', rants, reason: big, diffstat: size.diffstat };
 
     this.#enter('gate');
-    const gate = await this.#gate(scratch.dir);
+    const gate = await gates.gate();
     this.io.print(`gate ${describeGate(gate, o.timeoutMs)}`);
     if (!gate.passed) {
       throwIfCancelled(o.signal);
@@ -279,57 +317,14 @@ class EvolutionRun {
     };
   }
 
-  #testSteps(): GateStep[] {
-    return [
-      { name: 'build', command: this.options.buildCommand ?? '' },
-      { name: 'test', command: this.options.testCommand },
-    ];
-  }
-
-  /**
-   * Setup, when the lock file (or the command) changed since the last
-   * install; undefined when none was needed. The dependency folder is
-   * writable; the network only while the setup inputs are HEAD's.
-   */
-  async #ensureSetup(dir: string): Promise<GateResult | undefined> {
-    const scratch = this.#scratch as Scratch;
-    const setupCommand = this.options.setupCommand ?? '';
-    const plan = setupPlan(dir, setupCommand);
-    const stamp = setupStampFile(scratch);
-    if (plan === undefined || setupIsCurrent(dir, setupCommand, stamp)) return undefined;
-    const network = await setupInputsMatch(scratch, this.#base as string, { secrets: this.options.secrets });
-    this.io.print(`setup: ${plan.command}${plan.lockFile !== undefined ? ` (${plan.lockFile} changed)` : ''}${network ? '' : ' — without network: the manifest or lock file differs from HEAD'}`);
-    const setup = await runGate([{ name: 'setup', command: plan.command }], { ...this.#gateOptions(dir), network, depsWritable: true });
-    if (setup.passed) writeSetupStamp(stamp, plan);
-    return setup;
-  }
-
-  /** The gate: setup when needed, then build and tests. */
-  async #gate(dir: string): Promise<GateResult> {
-    const setup = await this.#ensureSetup(dir);
-    if (setup !== undefined && !setup.passed) return setup;
-    const result = await runGate(this.#testSteps(), this.#gateOptions(dir));
-    return setup !== undefined ? { ...result, ms: result.ms + setup.ms } : result;
-  }
-
-  #gateOptions(dir: string): GateOptions {
-    return { ...this.#commandOptions(), cwd: dir, signal: this.options.signal };
-  }
-
-  /** What every command of the run shares: the sandbox, what it hides, the timeout, the secrets, where output goes. */
-  #commandOptions(): Pick<GateOptions, 'sandbox' | 'hidden' | 'timeoutMs' | 'secrets' | 'onOutput' | 'onCommand'> {
-    const o = this.options;
-    return { sandbox: this.#sandbox as Sandbox, hidden: this.#hidden, timeoutMs: o.timeoutMs, secrets: o.secrets, onOutput: this.io.onOutput?.bind(this.io), onCommand: () => (this.#ranCommand = true) };
-  }
-
   #failure(err: unknown): Ending {
     if (err instanceof RunFailure) return { outcome: 'error', reason: err.message };
     if (isEvolutionError(err, 'cancelled') || (this.options.signal?.aborted === true)) {
       return { outcome: 'discarded', reason: `cancelled by the user during ${this.#phase}${this.#base !== undefined ? '; the clone is restored' : ''}` };
     }
-    if (isEvolutionError(err, 'busy')) return { outcome: 'error', reason: err.message };
+    if (err instanceof LockBusyError) return { outcome: 'error', reason: err.message };
     if (err instanceof RequestError) return { outcome: 'error', reason: `the model request failed during ${this.#phase}: ${err.kind}${err.status !== undefined ? ` ${err.status}` : ''} — ${err.message}` };
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     this.io.log?.error(`evolution run failed during ${this.#phase}: ${err instanceof Error && err.stack ? err.stack : message}`);
     return { outcome: 'error', reason: `failed during ${this.#phase}: ${message}` };
   }
@@ -340,7 +335,7 @@ class EvolutionRun {
       // No signal: a cancelled run must still leave the clone clean.
       await resetTo(this.#scratch, this.#base, this.options.setupCommand ?? '');
     } catch (err) {
-      this.io.log?.warn(`could not restore the scratch clone: ${err instanceof Error ? err.message : String(err)}`);
+      this.io.log?.warn(`could not restore the scratch clone: ${errorMessage(err)}`);
     }
   }
 
@@ -356,6 +351,7 @@ class EvolutionRun {
       rants: ending.rants ?? [],
       outcome: ending.outcome,
       reason: ending.reason,
+      repository: this.#repository,
       branch: ending.branch ?? null,
       commit: ending.commit ?? null,
       diffstat: ending.diffstat ?? null,

@@ -4,7 +4,8 @@ import { appendJsonLine, isoNow, readJsonLines } from '../jsonl';
 import { EVOLUTION_FILE } from './paths';
 import type { SandboxKind } from './sandbox';
 
-export type EvolutionOutcome = 'shipped' | 'discarded' | 'nothing-to-evolve' | 'read-only' | 'revert-prepared' | 'error';
+/** `triage-only`: no agent repository is set, so the run triaged and routed and changed no code anywhere. */
+export type EvolutionOutcome = 'shipped' | 'discarded' | 'nothing-to-evolve' | 'read-only' | 'revert-prepared' | 'triage-only' | 'error';
 
 export interface GateSummary {
   readonly passed: boolean;
@@ -12,7 +13,7 @@ export interface GateSummary {
   readonly tail: string;
 }
 
-/** One line of evolution.jsonl, as the contract fixes it. */
+/** One line of evolution.jsonl (docs/architecture.md, "Data files"). */
 export interface EvolutionRecord {
   readonly v: 1;
   readonly run: string;
@@ -22,6 +23,8 @@ export interface EvolutionRecord {
   readonly rants: readonly string[];
   readonly outcome: EvolutionOutcome;
   readonly reason: string;
+  /** The agent's repository the run worked on (`candor.evolution.repository`); null when none is set. */
+  readonly repository: string | null;
   readonly branch: string | null;
   readonly commit: string | null;
   readonly diffstat: string | null;

@@ -6,9 +6,9 @@ import { DEPENDENCY_DIR, repoPaths } from './paths';
 import { checkScratchPath, cloneIntoScratch, fetchIntoScratch, scratchGit, scratchGitBytes, SOURCE_TRACES, type Scratch, type ScratchGitOptions } from './scratchGit';
 
 /**
- * The scratch clone `<dataDir>/scratch/<repo-id>/`: cloned from the
- * workspace's path once, refreshed by fetch, and at the start of each run put
- * exactly at the workspace's HEAD commit — committed work only.
+ * The scratch clone `<dataDir>/scratch/<repo-id>/`: cloned from the agent
+ * repository's path once, refreshed by fetch, and at the start of each run
+ * put exactly at its HEAD commit — committed work only.
  */
 
 export { DEPENDENCY_DIR };
@@ -18,27 +18,27 @@ export interface PreparedScratch {
   readonly scratch: Scratch;
   /** True when this run made the clone (first run, or the old one was unusable). */
   readonly cloned: boolean;
-  /** True when the commit had to be fetched from the workspace. */
+  /** True when the commit had to be fetched from the repository. */
   readonly fetched: boolean;
 }
 
 export interface PrepareOptions extends ScratchGitOptions {
   readonly dataDir: string;
-  /** The workspace repository's top level. */
-  readonly workspaceRoot: string;
-  /** The workspace's HEAD commit. */
+  /** The agent repository's top level. */
+  readonly repositoryRoot: string;
+  /** Its HEAD commit. */
   readonly head: string;
   /** `candor.evolution.setupCommand` ('' = what the lock file implies). */
   readonly setupCommand: string;
 }
 
 export async function prepareScratch(options: PrepareOptions): Promise<PreparedScratch> {
-  const scratch: Scratch = { dataDir: options.dataDir, dir: repoPaths(options.dataDir, options.workspaceRoot).scratch };
+  const scratch: Scratch = { dataDir: options.dataDir, dir: repoPaths(options.dataDir, options.repositoryRoot).scratch };
   checkScratchPath(scratch);
   let cloned = false;
   if (!(await isUsableClone(scratch))) {
     await removeScratch(scratch);
-    await cloneIntoScratch(scratch, options.workspaceRoot, options);
+    await cloneIntoScratch(scratch, options.repositoryRoot, options);
     cloned = true;
   }
   try {
@@ -49,7 +49,7 @@ export async function prepareScratch(options: PrepareOptions): Promise<PreparedS
     if (cloned || !isEvolutionError(err, 'scratch-git')) throw err;
     // A clone damaged by a killed run: start it over once.
     await removeScratch(scratch);
-    await cloneIntoScratch(scratch, options.workspaceRoot, options);
+    await cloneIntoScratch(scratch, options.repositoryRoot, options);
     const fetched = await bringCommit(scratch, options);
     await resetTo(scratch, options.head, options.setupCommand, options);
     return { scratch, cloned: true, fetched };
@@ -179,12 +179,12 @@ async function isUsableClone(scratch: Scratch): Promise<boolean> {
   return fs.existsSync(path.join(gitDir, 'HEAD')) && fs.existsSync(path.join(gitDir, 'objects')) && !SOURCE_TRACES.some((name) => fs.existsSync(path.join(gitDir, name)));
 }
 
-/** Fetches the workspace's HEAD into the clone unless the commit is already there. */
+/** Fetches the repository's HEAD into the clone unless the commit is already there. */
 async function bringCommit(scratch: Scratch, options: PrepareOptions): Promise<boolean> {
   if (await hasCommit(scratch, options.head, options)) return false;
-  await fetchIntoScratch(scratch, options.workspaceRoot, [`+HEAD:${WORKSPACE_HEAD_REF}`], options);
+  await fetchIntoScratch(scratch, options.repositoryRoot, [`+HEAD:${WORKSPACE_HEAD_REF}`], options);
   // HEAD moved between our read and the fetch: ask for the commit itself.
-  if (!(await hasCommit(scratch, options.head, options))) await fetchIntoScratch(scratch, options.workspaceRoot, [options.head], options);
+  if (!(await hasCommit(scratch, options.head, options))) await fetchIntoScratch(scratch, options.repositoryRoot, [options.head], options);
   return true;
 }
 

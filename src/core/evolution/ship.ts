@@ -11,11 +11,18 @@ export const RANT_TRAILER = 'Candor-Rant';
 const COMMIT_CONFIG = [...CANDOR_IDENTITY, 'commit.gpgsign=false'].flatMap((pair) => ['-c', pair]);
 
 export function rantBranch(rantId: string): string {
-  return `candor/rant-${rantId}`;
+  return evolutionBranch(`rant-${rantId}`);
 }
 
 export function revertBranch(shortSha: string): string {
-  return `candor/revert-${shortSha}`;
+  return evolutionBranch(`revert-${shortSha}`);
+}
+
+/** A branch is named only if the hand-off will take it later (the guard's one rule, isHandoffBranchName). */
+function evolutionBranch(suffix: string): string {
+  const name = `candor/${suffix}`;
+  if (!isHandoffBranchName(name)) throw new Error(`${JSON.stringify(name)} cannot name an evolution branch: only a-z, 0-9 and "-" may follow "candor/"`);
+  return name;
 }
 
 export interface ShipInput {
@@ -41,7 +48,7 @@ export function commitMessage(input: Omit<ShipInput, 'base' | 'tree'>): string {
     .map((line) => `> ${line}`.trimEnd())
     .join('\n');
   const parts = [subject, `Addresses the rant of ${input.rant.ts}${input.class !== null ? ` (${input.class})` : ''}:\n${quoted}`];
-  const summary = input.summary.trim();
+  const summary = quoteMarkers(input.summary.trim());
   if (summary !== '') parts.push(clip(summary, 4000));
   parts.push(`${RANT_TRAILER}: ${input.rant.id}`);
   return `${parts.join('\n\n')}\n`;
@@ -59,23 +66,29 @@ export async function shipChange(scratch: Scratch, input: ShipInput, options: Sc
   return { branch, commit };
 }
 
-/** `git revert --no-edit` of `head` on `candor/revert-<short sha>`, in the scratch clone. */
-export async function prepareRevert(scratch: Scratch, head: string, options: ScratchGitOptions = {}): Promise<Shipped> {
-  const short = (await scratchGit(scratch, ['rev-parse', '--short=12', head], options)).trim();
-  const branch = revertBranch(short);
-  const parents = (await scratchGit(scratch, ['rev-list', '--parents', '-n', '1', head], options)).trim().split(/\s+/).length - 1;
-  await scratchGit(scratch, ['checkout', '--quiet', '--force', '-B', branch, head], options);
-  await scratchGit(scratch, [...COMMIT_CONFIG, 'revert', '--no-edit', ...(parents > 1 ? ['-m', '1'] : []), head], options);
-  const commit = (await scratchGit(scratch, ['rev-parse', 'HEAD'], options)).trim();
-  return { branch, commit };
+/**
+ * Commits exactly `tree` on top of `parent` as Candor and points `branch` at
+ * it: how a prepared revert ships (see rollback.ts). Nothing of the work
+ * tree is read.
+ */
+export async function commitOnBranch(scratch: Scratch, input: { readonly branch: string; readonly tree: string; readonly parent: string; readonly message: string }, options: ScratchGitOptions = {}): Promise<Shipped> {
+  const commit = (await scratchGit(scratch, [...COMMIT_CONFIG, 'commit-tree', input.tree, '-p', input.parent, '-F', '-'], { ...options, input: input.message })).trim();
+  await scratchGit(scratch, ['branch', '--force', '--no-track', input.branch, commit], options);
+  return { branch: input.branch, commit };
+}
+
+/** `git revert --no-edit <commit>` as Candor at the clone's HEAD (detached); throws `scratch-git` on a conflict. */
+export async function revertCommit(scratch: Scratch, commit: string, options: ScratchGitOptions = {}): Promise<void> {
+  await scratchGit(scratch, [...COMMIT_CONFIG, 'revert', '--no-edit', commit], options);
 }
 
 /**
  * `Candor: Take Evolution Branch`: copies `branch` from the scratch clone of
- * `workspace` into it, ref-only, through the guard (refused unless clean).
+ * the agent's repository into that repository, ref-only, through the guard
+ * (refused unless it is clean).
  */
-export async function handOff(dataDir: string, workspace: string, branch: string, unsaved: UnsavedBufferSource, guardOptions: GuardOptions = {}): Promise<HandOffResult> {
-  const repo = await openWorkspaceRepo(workspace, guardOptions);
+export async function handOff(dataDir: string, repository: string, branch: string, unsaved: UnsavedBufferSource, guardOptions: GuardOptions = {}): Promise<HandOffResult> {
+  const repo = await openWorkspaceRepo(repository, guardOptions);
   const scratch: Scratch = { dataDir, dir: repoPaths(dataDir, repo.root).scratch };
   try {
     await scratchGit(scratch, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
@@ -85,16 +98,29 @@ export async function handOff(dataDir: string, workspace: string, branch: string
   return repo.takeBranch(scratch.dir, branch, { unsaved });
 }
 
-/** The commit of an evolution branch with its full diff, read from the scratch clone (the workspace is not touched). */
-export async function branchDiff(dataDir: string, workspace: string, branch: string, guardOptions: GuardOptions = {}): Promise<string> {
+/** The commit of an evolution branch with its full diff, read from the scratch clone (the agent's repository is not touched). */
+export async function branchDiff(dataDir: string, repository: string, branch: string, guardOptions: GuardOptions = {}): Promise<string> {
   if (!isHandoffBranchName(branch)) throw new EvolutionError('no-branch', `${branch} is not an evolution branch`);
-  const repo = await openWorkspaceRepo(workspace, guardOptions);
+  const repo = await openWorkspaceRepo(repository, guardOptions);
   const scratch: Scratch = { dataDir, dir: repoPaths(dataDir, repo.root).scratch };
   try {
     return await scratchGit(scratch, ['show', '--stat', '--patch', '--format=fuller', '--no-color', '--no-ext-diff', '--no-textconv', `refs/heads/${branch}`]);
   } catch {
     throw new EvolutionError('no-branch', `the scratch clone has no branch ${branch}`);
   }
+}
+
+/**
+ * The model's summary is its own words: a line of it that reads like a
+ * Candor trailer or a revert note ("This reverts commit …") is quoted, so
+ * that the rollback, which trusts those lines, reads only what Candor wrote
+ * (a change cannot declare an earlier Candor commit reverted).
+ */
+function quoteMarkers(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => (/^\s*(candor-[a-z-]+\s*:|this reverts commit)/i.test(line) ? `> ${line}` : line))
+    .join('\n');
 }
 
 function clip(text: string, max: number): string {

@@ -1,16 +1,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { branchDiff, dismissRant, handOff, readRuns, rantStatuses, runEvolution, type EvolutionRecord, type RantState } from '../../core/evolution';
+import { branchDiff, dismissRant, handOff, readRuns, rantStatuses, runEvolution, REPOSITORY_HINT, type EvolutionRecord, type RantState } from '../../core/evolution';
 import type { Logger } from '../../core/log';
 import type { Settings } from '../settings/config';
 import type { Providers } from '../provider/provider';
 import type { ApiKeys } from '../provider/secrets';
 import type { Notifier } from '../platform/notify';
-import { LineRedactor } from '../../core/redact';
 import { Disposable } from '../platform/lifecycle';
+import { registerCommand } from '../platform/command';
+import { RunTerminal } from '../platform/runTerminal';
 import { vscodeUnsavedBuffers } from '../git/workspaceGit';
 import type { MessageHandlers } from '../chat/router';
+import { errorMessage } from '../../core/errorMessage';
 
 export const EVOLUTION_TASK_TYPE = 'candor-evolution';
 const DIFF_SCHEME = 'candor-evolution-diff';
@@ -18,6 +20,7 @@ const DIFF_SCHEME = 'candor-evolution-diff';
 const GATE_TIMEOUT_MS = 10 * 60_000;
 
 interface EvolutionTaskDefinition extends vscode.TaskDefinition {
+  /** Read by older versions; ignored: a run works on the agent's repository (`candor.evolution.repository`), whatever folders are open. */
   readonly folder?: string;
 }
 
@@ -51,10 +54,10 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       onDidChange: this.diffChanged.event,
       provideTextDocumentContent: (uri) => this.diffs.get(uri.path.replace(/^\//, '').replace(/\.diff$/, '')) ?? '',
     }));
-    this.register(vscode.commands.registerCommand('candor.evolve', () => this.start()));
-    this.register(vscode.commands.registerCommand('candor.handOffBranch', () => this.takeBranch()));
-    this.register(vscode.commands.registerCommand('candor.dismissRant', (id?: unknown) => this.dismiss(typeof id === 'string' ? id : undefined)));
-    this.register(vscode.commands.registerCommand('candor.cleanData', () => this.cleanData()));
+    this.register(registerCommand('candor.evolve', () => this.start(), deps.notify));
+    this.register(registerCommand('candor.handOffBranch', () => this.takeBranch(), deps.notify));
+    this.register(registerCommand('candor.dismissRant', (id?: unknown) => this.dismiss(typeof id === 'string' ? id : undefined), deps.notify));
+    this.register(registerCommand('candor.cleanData', () => this.cleanData(), deps.notify));
     this.register(vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('candor.evolution.intervalMinutes')) this.schedule();
     }));
@@ -63,34 +66,31 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
   }
 
   provideTasks(): vscode.Task[] {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    return folder ? [this.task({ type: EVOLUTION_TASK_TYPE }, folder)] : [];
+    return [this.task({ type: EVOLUTION_TASK_TYPE })];
   }
 
   resolveTask(task: vscode.Task): vscode.Task | undefined {
-    const definition = task.definition as EvolutionTaskDefinition;
-    const folder = this.folderFor(definition) ?? (typeof task.scope === 'object' ? task.scope : undefined);
-    return folder ? this.task(definition, folder) : undefined;
+    return task.definition.type === EVOLUTION_TASK_TYPE ? this.task(task.definition as EvolutionTaskDefinition) : undefined;
   }
 
-  /** `Candor: Run Evolution`: starts the task, no confirmation (it changes nothing the user cannot see and undo). */
+  /**
+   * `Candor: Run Evolution`: starts the task, no confirmation (it changes
+   * nothing the user cannot see and undo). A run works on the agent's
+   * repository, or triages only; it needs no folder open.
+   */
   async start(): Promise<void> {
     if (this.refusedUntrusted('evolution runs commands (your tests)')) return;
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder) {
-      void vscode.window.showWarningMessage('Candor: open a folder first — evolution works on a git repository.');
-      return;
-    }
     // VS Code saves every dirty editor before it starts a task (task.saveBeforeRun,
-    // "always" by default). With unsaved buffers the same pipeline runs in a
-    // terminal of its own instead, so starting it never saves the user's work.
-    const unsaved = vscodeUnsavedBuffers.unsavedFiles().filter((file) => !path.relative(folder.uri.fsPath, file).startsWith('..'));
-    if (unsaved.length > 0) {
-      this.deps.log.info(`evolution: ${unsaved.length} unsaved buffer(s); running outside the task system so nothing gets saved`);
-      vscode.window.createTerminal({ name: 'Candor: Run Evolution', pty: this.terminal(folder, false) }).show();
+    // "always" by default), wherever the file is. With any unsaved buffer, or no
+    // folder to scope a task to, the same pipeline runs in a terminal of its own,
+    // so starting it never saves the user's work.
+    const unsaved = vscode.workspace.textDocuments.filter((d) => d.isDirty).length;
+    if (unsaved > 0 || (vscode.workspace.workspaceFolders ?? []).length === 0) {
+      if (unsaved > 0) this.deps.log.info(`evolution: ${unsaved} unsaved buffer(s); running outside the task system so nothing gets saved`);
+      vscode.window.createTerminal({ name: 'Candor: Run Evolution', pty: this.terminal(true) }).show();
       return;
     }
-    await vscode.tasks.executeTask(this.task({ type: EVOLUTION_TASK_TYPE }, folder));
+    await vscode.tasks.executeTask(this.task({ type: EVOLUTION_TASK_TYPE }));
   }
 
   /** The rant list's buttons in the chat view. */
@@ -113,7 +113,7 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
   async dismiss(id?: string): Promise<void> {
     let target = id;
     if (!target) {
-      const open = this.rants().filter((s) => s.status === 'new' || s.status === 'triaged');
+      const open = this.rants().filter((s) => s.status === 'new' || s.status === 'queued' || s.status === 'waiting-for-repository');
       if (open.length === 0) {
         void vscode.window.showInformationMessage('There are no open rants to dismiss.');
         return;
@@ -132,13 +132,13 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
     } else void vscode.window.showWarningMessage(`There is no rant ${target}.`);
   }
 
-  /** The shipped commit and its diff, read-only, from the scratch clone. */
+  /** The shipped commit and its diff, read-only, from the scratch clone of the agent's repository. */
   async showDiff(branch: string): Promise<void> {
     if (this.refusedUntrusted('showing an evolution branch runs git')) return;
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder) return;
+    const repository = this.repository();
+    if (repository === undefined) return;
     try {
-      const content = await branchDiff(this.deps.dataDir, folder.uri.fsPath, branch);
+      const content = await branchDiff(this.deps.dataDir, repository, branch);
       this.diffs.set(branch, content);
       const uri = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${branch}.diff` });
       this.diffChanged.fire(uri);
@@ -146,15 +146,15 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       await vscode.languages.setTextDocumentLanguage(document, 'diff');
       await vscode.window.showTextDocument(document, { preview: true });
     } catch (err) {
-      void this.deps.notify.warn(`Candor cannot show ${branch}: ${err instanceof Error ? err.message : String(err)}`);
+      void this.deps.notify.warn(`Candor cannot show ${branch}: ${errorMessage(err)}`);
     }
   }
 
-  /** `Candor: Take Evolution Branch`: the ref-only hand-off through the guard, clean workspace only. */
+  /** `Candor: Take Evolution Branch`: the ref-only hand-off into the agent's repository, through the guard, only while it is clean. */
   async takeBranch(branch?: string): Promise<void> {
     if (this.refusedUntrusted('taking an evolution branch runs git and writes a branch')) return;
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder) return;
+    const repository = this.repository();
+    if (repository === undefined) return;
     let chosen = branch;
     if (!chosen) {
       const shipped = this.runs().filter((r) => r.branch && (r.outcome === 'shipped' || r.outcome === 'revert-prepared')).reverse();
@@ -164,17 +164,17 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       }
       const pick = await vscode.window.showQuickPick(
         shipped.map((r) => ({ label: r.branch ?? '', description: `${r.outcome} · ${r.commit?.slice(0, 12) ?? ''}`, detail: r.reason })),
-        { title: 'Candor: Take Evolution Branch', placeHolder: 'Fetch the branch into the workspace (no checkout; the workspace must be clean)' },
+        { title: 'Candor: Take Evolution Branch', placeHolder: `Fetch the branch into ${repository} (no checkout; it must be clean)` },
       );
       chosen = pick?.label;
     }
     if (!chosen) return;
     try {
-      const result = await handOff(this.deps.dataDir, folder.uri.fsPath, chosen, vscodeUnsavedBuffers);
-      this.deps.log.info(`hand-off: ${result.branch} at ${result.commit}`);
-      void vscode.window.showInformationMessage(`Branch ${result.branch} is now in the workspace (not checked out).`);
+      const result = await handOff(this.deps.dataDir, repository, chosen, vscodeUnsavedBuffers);
+      this.deps.log.info(`hand-off: ${result.branch} at ${result.commit} into ${repository}`);
+      void vscode.window.showInformationMessage(`Branch ${result.branch} is now in the agent's repository ${repository} (not checked out).`);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       this.deps.log.warn(`hand-off of ${chosen} refused: ${message}`);
       void this.deps.notify.warn(`Candor did not take ${chosen}: ${message}`);
     }
@@ -212,60 +212,48 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
     return true;
   }
 
-  private folderFor(definition: EvolutionTaskDefinition): vscode.WorkspaceFolder | undefined {
-    const folders = vscode.workspace.workspaceFolders ?? [];
-    return definition.folder ? folders.find((f) => f.name === definition.folder) : folders[0];
+  /** `candor.evolution.repository` (user settings only), or undefined after telling the user how to set it. */
+  private repository(): string | undefined {
+    const repository = this.deps.settings.read().repository.trim();
+    if (repository !== '') return repository;
+    void this.openRepositorySetting('Candor: no agent repository is set, so evolution has no branches to show or take.');
+    return undefined;
   }
 
-  private task(definition: EvolutionTaskDefinition, folder: vscode.WorkspaceFolder): vscode.Task {
+  private async openRepositorySetting(message: string): Promise<void> {
+    const answer = await vscode.window.showInformationMessage(`${message} ${REPOSITORY_HINT}.`, 'Open User Settings');
+    if (answer) await vscode.commands.executeCommand('workbench.action.openSettings', 'candor.evolution.repository');
+  }
+
+  /** The agent's README when its repository is not set: the one this extension ships (context for triage). */
+  private extensionReadme(): string | undefined {
+    const root = vscode.extensions.getExtension('candor.candor')?.extensionPath;
+    if (root === undefined) return undefined;
+    try {
+      return fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  private task(definition: EvolutionTaskDefinition): vscode.Task {
     const task = new vscode.Task(
       definition,
-      folder,
+      vscode.TaskScope.Workspace,
       'Run Evolution',
       'Candor',
-      new vscode.CustomExecution(async () => this.terminal(folder)),
+      new vscode.CustomExecution(async () => this.terminal()),
     );
     task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, panel: vscode.TaskPanelKind.Dedicated, clear: true };
     return task;
   }
 
   /** A task closes its terminal itself; a plain terminal stays open until a key is pressed. */
-  private terminal(folder: vscode.WorkspaceFolder, closeWhenDone = true): vscode.Pseudoterminal {
-    const write = new vscode.EventEmitter<string>();
-    const close = new vscode.EventEmitter<number>();
-    const controller = new AbortController();
-    let ended: number | undefined;
-    // Everything shown in the terminal is redacted, the gate's output line by line.
-    const lines = new LineRedactor(this.deps.keys.secrets);
-    const print = (line: string): void => write.fire(`${this.deps.notify.redact(line).replace(/\r?\n/g, '\r\n')}\r\n`);
-    const output = (chunk: string): void => write.fire(lines.push(chunk).replace(/\r?\n/g, '\r\n'));
-    const finish = (code: number): void => {
-      close.fire(code);
-      write.dispose();
-      close.dispose();
-    };
-    return {
-      onDidWrite: write.event,
-      onDidClose: close.event,
-      open: () => {
-        void this.run(folder, controller.signal, print, output).then((code) => {
-          write.fire(lines.flush().replace(/\r?\n/g, '\r\n'));
-          if (closeWhenDone) finish(code);
-          else {
-            ended = code;
-            print('Press any key to close this terminal.');
-          }
-        });
-      },
-      close: () => controller.abort(),
-      handleInput: (data) => {
-        if (ended !== undefined) finish(ended);
-        else if (data === '\x03') controller.abort();
-      },
-    };
+  private terminal(keepOpen = false): vscode.Pseudoterminal {
+    return new RunTerminal((out, signal) => this.run(signal, (line) => out.line(line), (chunk) => out.chunk(chunk)), this.deps.keys.secrets, { keepOpen });
   }
 
-  private async run(folder: vscode.WorkspaceFolder, signal: AbortSignal, print: (line: string) => void, output: (chunk: string) => void): Promise<number> {
+  private async run(signal: AbortSignal, print: (line: string) => void, output: (chunk: string) => void): Promise<number> {
     if (!vscode.workspace.isTrusted) {
       print('Candor: evolution runs commands; it is off in an untrusted workspace. Trust the workspace to use it.');
       return 1;
@@ -278,14 +266,16 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
     try {
       const settings = this.deps.settings.read();
       const handle = await this.deps.providers.handle().catch((err: unknown) => {
-        print(`No model: ${err instanceof Error ? err.message : String(err)} — triage falls back to rules and no change is made.`);
+        print(`No model: ${errorMessage(err)} — triage falls back to rules and no change is made.`);
         return undefined;
       });
       const key = await this.deps.keys.get();
-      print(`Candor evolution on ${folder.name} — model ${handle ? `${handle.identity.model} @ ${handle.identity.provider}` : 'none'}. Ctrl+C or closing the terminal cancels.`);
+      const repository = settings.repository.trim();
+      print(`Candor evolution on ${repository !== '' ? `the agent's repository ${repository}` : "no repository (candor.evolution.repository is not set): triage only"} — model ${handle ? `${handle.identity.model} @ ${handle.identity.provider}` : 'none'}. Ctrl+C or closing the terminal cancels.`);
       const record = await runEvolution(
         {
-          workspace: folder.uri.fsPath,
+          ...(repository !== '' ? { repository } : {}),
+          agentReadme: this.extensionReadme(),
           dataDir: this.deps.dataDir,
           testCommand: settings.testCommand,
           buildCommand: settings.buildCommand || undefined,
@@ -297,7 +287,6 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
           unsaved: vscodeUnsavedBuffers,
           secrets: [...this.deps.keys.secrets.values(), ...(key ? [key] : [])],
           signal,
-          project: folder.name,
           sandbox: settings.sandbox,
         },
         { print, onOutput: output, log: this.deps.log },
@@ -311,9 +300,11 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
           if (a && record.branch) void this.takeBranch(record.branch);
         });
       }
+      const waiting = record.outcome === 'triage-only' ? this.rants().filter((r) => r.status === 'waiting-for-repository').length : 0;
+      if (waiting > 0) void this.openRepositorySetting(`Candor evolution: ${waiting} code rant(s) wait for the agent's repository; no code was changed.`);
       return record.outcome === 'error' ? 1 : 0;
     } catch (err) {
-      print(`Candor evolution failed: ${err instanceof Error ? err.message : String(err)}`);
+      print(`Candor evolution failed: ${errorMessage(err)}`);
       this.deps.log.error(`evolution: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
       return 1;
     } finally {

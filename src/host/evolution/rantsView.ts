@@ -1,11 +1,21 @@
 import type { HostMessage } from '../../protocol/chat';
 import type { EvolutionFeature } from './evolution';
 
-/** The chat view's list of rants and evolution runs, as one message. */
+/** The chat view's list of rants (each with its class, status and, for a confusion, its answer) and evolution runs, as one message. */
 export function rantsMessage(evolution: EvolutionFeature): HostMessage {
   return {
     type: 'rants',
-    rants: evolution.rants().map((s) => ({ id: s.rant.id, ts: s.rant.ts, text: s.rant.text, status: s.status, class: s.class, branch: s.branch, commit: s.commit })),
+    rants: evolution.rants().map((s) => ({
+      id: s.rant.id,
+      ts: s.rant.ts,
+      text: s.rant.text,
+      status: s.status,
+      class: s.class,
+      answer: s.answer,
+      duplicateOf: s.duplicateOf,
+      branch: s.branch,
+      commit: s.commit,
+    })),
     runs: evolution.runs().slice(-20).map((r) => ({
       run: r.run,
       ts: r.ts,

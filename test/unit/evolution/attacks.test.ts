@@ -9,7 +9,7 @@ import { repoPaths } from '../../../src/core/evolution/paths';
 import { prepareScratch } from '../../../src/core/evolution/scratch';
 import { buildCli, runCli, type CliResult } from './cliHelpers';
 import { runEvolution } from '../../../src/core/evolution/pipeline';
-import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, write } from './helpers';
+import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
 
 /**
  * A model that writes a hostile test.sh, run by `run_tests` in the change
@@ -19,6 +19,9 @@ import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, r
  * `--sandbox off` it works (the trap), with the sandbox it does not.
  */
 describe('a hostile test.sh written by the model: each trap works without the sandbox, and fails inside it', function () {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   this.timeout(120_000);
   const id = `${process.pid}-${Date.now()}`;
   const key = `sk-marker-${id}-abcdefghijklmnop`;
@@ -55,8 +58,8 @@ describe('a hostile test.sh written by the model: each trap works without the sa
     for (const mode of ['off', 'required'] as const) runs[mode] = await attack(mode);
   });
   after(() => {
-    server.close();
-    built.remove();
+    server?.close();
+    built?.remove();
     fs.rmSync(homeMarker, { force: true });
     fs.rmSync(homeWrite, { force: true });
     removeTempDirs();
@@ -77,18 +80,18 @@ describe('a hostile test.sh written by the model: each trap works without the sa
     });
     const dataDir = tempDir('candor-data-');
     // A clone made before the run, then a new commit: the run refreshes it by fetch (FETCH_HEAD would name the source).
-    await prepareScratch({ dataDir, workspaceRoot: ws, head: git(ws, 'rev-parse', 'HEAD').trim(), setupCommand: '' });
+    await prepareScratch({ dataDir, repositoryRoot: ws, head: git(ws, 'rev-parse', 'HEAD').trim(), setupCommand: '' });
     write(ws, 'README.md', 'a newer commit\n');
     git(ws, 'add', '-A');
     git(ws, 'commit', '-qm', 'newer');
     const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
     const scenario = path.join(tempDir('candor-scenario-'), 'scenario.json');
-    fs.writeFileSync(scenario, JSON.stringify(callsScenario(triageAnswer([{ id: r.id, class: 'bug' }]), [
+    fs.writeFileSync(scenario, JSON.stringify(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
       { name: 'write_file', arguments: { path: 'test.sh', content: hostileScript(marks) } },
       { name: 'write_file', arguments: { path: 'package-lock.json', content: '{"lockfileVersion": 3, "changed": true}\n' } },
       { name: 'run_tests', arguments: {} },
     ])));
-    const args = ['evolve', '--workspace', ws, '--data-dir', dataDir, '--scenario', scenario, '--test-command', 'sh test.sh', '--setup-command', 'sh setup.sh', '--timeout-seconds', '30', '--sandbox', mode];
+    const args = ['evolve', '--repository', ws, '--data-dir', dataDir, '--scenario', scenario, '--test-command', 'sh test.sh', '--setup-command', 'sh setup.sh', '--timeout-seconds', '30', '--sandbox', mode];
     const result = await runCli(built.cli, args, { OPENAI_API_KEY: key });
     const homeWritten = fs.existsSync(homeWrite);
     fs.rmSync(homeWrite, { force: true });
@@ -206,12 +209,15 @@ describe('a hostile test.sh written by the model: each trap works without the sa
 });
 
 describe('the hard-link append: a script that appends to every object file the clone shares with the source', function () {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   this.timeout(60_000);
   let model: ScriptedModel;
   before(async () => {
     model = await ScriptedModel.start();
   });
-  after(async () => model.close());
+  after(async () => model?.close());
   afterEach(() => removeTempDirs());
 
   const APPEND = [
@@ -236,7 +242,7 @@ describe('the hard-link append: a script that appends to every object file the c
       const ws = workspaceRepo({ 'test.sh': 'node test.js\n' });
       const dataDir = tempDir('candor-data-');
       const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
-      model.use(callsScenario(triageAnswer([{ id: r.id, class: 'bug' }]), [
+      model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
         { name: 'write_file', arguments: { path: 'test.sh', content: APPEND } },
         { name: 'run_tests', arguments: {} },
       ]));

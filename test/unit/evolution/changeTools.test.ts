@@ -4,9 +4,12 @@ import * as path from 'node:path';
 import { changeTools } from '../../../src/core/evolution/changeTools';
 import type { ToolHost } from '../../../src/core/chat/tools';
 import { NO_SANDBOX, type Sandbox } from '../../../src/core/evolution/sandbox';
-import { removeTempDirs, requiredSandbox, tempDir, write } from './helpers';
+import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
 
 describe('change tools: confined to the scratch clone', () => {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   let root: string;
   let outside: string;
   let tools: ToolHost;

@@ -5,9 +5,12 @@ import { readRuns } from '../../../src/core/evolution/record';
 import { rantStatuses } from '../../../src/core/evolution/triage';
 import { repoPaths } from '../../../src/core/evolution/paths';
 import { buildCli, runCli, type CliResult } from './cliHelpers';
-import { git, greetPatch, loopScenario, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write } from './helpers';
+import { git, greetPatch, loopScenario, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
 
 describe('CLI: node cli.js rant / evolve / take, end to end offline', function () {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   this.timeout(90_000);
   let built: Awaited<ReturnType<typeof buildCli>>;
   let ws: string;
@@ -21,7 +24,7 @@ describe('CLI: node cli.js rant / evolve / take, end to end offline', function (
     dataDir = tempDir('candor-data-');
   });
   afterEach(() => removeTempDirs());
-  after(() => built.remove());
+  after(() => built?.remove());
 
   const run = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> => runCli(built.cli, args, env);
 
@@ -31,11 +34,11 @@ describe('CLI: node cli.js rant / evolve / take, end to end offline', function (
     assert.match(saved.stdout, /^Rant saved \([0-9a-z]+\)/);
     const id = rantStatuses(dataDir)[0]?.rant.id ?? assert.fail('no rant');
     const scenario = path.join(dataDir, 'scenario.json');
-    write(dataDir, 'scenario.json', JSON.stringify(loopScenario(triageAnswer([{ id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } })));
+    write(dataDir, 'scenario.json', JSON.stringify(loopScenario(triageAnswer([{ id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } })));
     // The gate fails if the key (or any CANDOR_* variable) reached it.
     const testCommand = 'node test.js && node -e "process.exit(process.env.OPENAI_API_KEY || process.env.CANDOR_PROBE ? 3 : 0)"';
     const before = snapshot(ws);
-    const result = await run(['evolve', '--workspace', ws, '--data-dir', dataDir, '--scenario', scenario, '--test-command', testCommand, '--timeout-seconds', '30'], {
+    const result = await run(['evolve', '--repository', ws, '--data-dir', dataDir, '--scenario', scenario, '--test-command', testCommand, '--timeout-seconds', '30'], {
       OPENAI_API_KEY: 'sk-cli-secret',
       CANDOR_PROBE: '1',
     });
@@ -50,7 +53,7 @@ describe('CLI: node cli.js rant / evolve / take, end to end offline', function (
     assert.equal(record?.outcome, 'shipped');
 
     const branch = record?.branch ?? '';
-    const taken = await run(['take', branch, '--workspace', ws, '--data-dir', dataDir]);
+    const taken = await run(['take', branch, '--repository', ws, '--data-dir', dataDir]);
     assert.equal(taken.code, 0, taken.stderr);
     assert.equal(git(ws, 'rev-parse', `refs/heads/${branch}`).trim(), record?.commit);
     assert.deepEqual(snapshot(ws, `refs/heads/${branch}`), before);
@@ -59,29 +62,59 @@ describe('CLI: node cli.js rant / evolve / take, end to end offline', function (
 
   it('exit codes: 1 for an error outcome (not a repository), 2 for bad usage; the demo scenario runs without a scenario file', async () => {
     const plain = tempDir('candor-plain-');
-    const notRepo = await run(['evolve', '--workspace', plain, '--data-dir', dataDir]);
+    const notRepo = await run(['evolve', '--repository', plain, '--data-dir', dataDir]);
     assert.equal(notRepo.code, 1);
     assert.match(notRepo.stdout, /outcome: error — .* is not a git repository/);
-    assert.equal((await run(['evolve', '--workspace', ws])).code, 2, 'no data dir');
+    assert.equal((await run(['evolve', '--repository', ws])).code, 2, 'no data dir');
     assert.equal((await run(['evolve', '--data-dir', dataDir, '--max-changed-lines', 'lots'])).code, 2);
     assert.equal((await run(['evolve', '--data-dir', dataDir, '--no-such-flag'])).code, 2);
     assert.equal((await run(['evolve', '--data-dir', dataDir, '--base-url', 'http://127.0.0.1:9/v1'])).code, 2, '--model is required with --base-url');
 
-    const demo = await run(['evolve', '--workspace', ws, '--data-dir', dataDir, '--test-command', 'node test.js']);
+    const demo = await run(['evolve', '--repository', ws, '--data-dir', dataDir, '--test-command', 'node test.js']);
     assert.equal(demo.code, 0, demo.stdout + demo.stderr);
     assert.match(demo.stdout, /built-in demo scenario/);
-    assert.match(demo.stdout, /outcome: nothing-to-evolve — no rant to act on/);
-    const badSandbox = await run(['evolve', '--workspace', ws, '--data-dir', dataDir, '--sandbox', 'maybe']);
+    assert.match(demo.stdout, /outcome: nothing-to-evolve — no agent-code rant to act on/);
+    const badSandbox = await run(['evolve', '--repository', ws, '--data-dir', dataDir, '--sandbox', 'maybe']);
     assert.equal(badSandbox.code, 2);
     assert.match(badSandbox.stderr, /--sandbox must be "required" or "off"/);
   });
 
+  it('--repository, not --workspace: evolve and take refuse --workspace (exit 2); without --repository evolve only triages', async () => {
+    const saved = await run(['rant', 'The greeting is too short, a bug', '--data-dir', dataDir, '--project', 'some-project']);
+    assert.equal(saved.code, 0, saved.stderr);
+    const before = snapshot(ws);
+    for (const args of [['evolve', '--workspace', ws, '--data-dir', dataDir], ['take', 'candor/rant-x', '--workspace', ws, '--data-dir', dataDir]]) {
+      const refused = await run(args, { OPENAI_API_KEY: 'sk-cli-secret' });
+      assert.equal(refused.code, 2, `${args[0]}: ${refused.stdout}${refused.stderr}`);
+      assert.match(refused.stderr, /use --repository/);
+    }
+    assert.equal(readRuns(dataDir).length, 0, 'a refused evolve runs nothing');
+    const missing = await run(['take', 'candor/rant-x', '--data-dir', dataDir]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--repository is required/);
+    assert.equal((await run(['take', 'candor/rant-x', '--repository', ws, '--data-dir', dataDir, '--no-such-flag'])).code, 2);
+
+    // Run from inside a repository, without --repository: triage only, the folder it runs in is not touched.
+    const triageOnly = await runCli(built.cli, ['evolve', '--data-dir', dataDir, '--test-command', 'node test.js'], {}, ws);
+    assert.equal(triageOnly.code, 0, triageOnly.stdout + triageOnly.stderr);
+    assert.match(triageOnly.stdout, /outcome: triage-only — \d+ code rant\(s\) wait for "candor\.evolution\.repository"/);
+    assert.equal(readRuns(dataDir)[0]?.repository, null);
+    assert.equal(fs.existsSync(path.join(dataDir, 'scratch')), false);
+    assert.deepEqual(snapshot(ws), before);
+    assert.match((await run(['evolve', '--data-dir', dataDir, '--project', 'x'])).stderr, /Unknown option '--project'/, '--project only labels a rant');
+  });
+
   it('--sandbox off: the run says so, the gate runs in a plain shell, the record says "off"', async () => {
-    const result = await run(['evolve', '--workspace', ws, '--data-dir', dataDir, '--test-command', 'node test.js', '--sandbox', 'off']);
+    // A rant to act on, so HEAD is gated (the model then changes nothing).
+    await run(['rant', 'The greeting is too short, a bug', '--data-dir', dataDir]);
+    const id = rantStatuses(dataDir)[0]?.rant.id ?? assert.fail('no rant');
+    const scenario = path.join(dataDir, 'scenario.json');
+    write(dataDir, 'scenario.json', JSON.stringify(loopScenario(triageAnswer([{ id, class: 'agent-code' }]), undefined, 'Nothing to change.')));
+    const result = await run(['evolve', '--repository', ws, '--data-dir', dataDir, '--scenario', scenario, '--test-command', 'node test.js', '--sandbox', 'off']);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /^warning: candor\.evolution\.sandbox is "off": .* without an OS sandbox, at your own risk$/m);
     assert.equal(readRuns(dataDir)[0]?.sandbox, 'off');
-    const required = await run(['evolve', '--workspace', ws, '--data-dir', dataDir, '--test-command', 'node test.js && true']);
+    const required = await run(['evolve', '--repository', ws, '--data-dir', dataDir, '--scenario', scenario, '--test-command', 'node test.js && true']);
     assert.equal(required.code, 0, required.stdout + required.stderr);
     assert.doesNotMatch(required.stdout, /warning: candor\.evolution\.sandbox/);
     assert.equal(readRuns(dataDir)[1]?.sandbox, 'bubblewrap');

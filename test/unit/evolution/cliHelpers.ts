@@ -23,9 +23,9 @@ export async function buildCli(): Promise<{ readonly cli: string; remove(): void
 }
 
 /** `node cli.js …` in a child process: its environment (and so its /proc/<pid>/environ) is `env` over ours. */
-export function runCli(cli: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+export function runCli(cli: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -5,11 +5,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runEvolution } from '../../../src/core/evolution/pipeline';
 import { gateKey, markGated, readRuns } from '../../../src/core/evolution/record';
-import { readDecisions } from '../../../src/core/evolution/triage';
+import { rantStatuses, readDecisions } from '../../../src/core/evolution/triage';
 import { repoPaths } from '../../../src/core/evolution/paths';
-import { Printer, ScriptedModel, processesMatching, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write } from './helpers';
+import { Printer, ScriptedModel, processesMatching, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
 
 describe('evolution run: faults', () => {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   let model: ScriptedModel;
   let ws: string;
   let dataDir: string;
@@ -17,7 +20,7 @@ describe('evolution run: faults', () => {
   before(async () => {
     model = await ScriptedModel.start();
   });
-  after(async () => model.close());
+  after(async () => model?.close());
   beforeEach(() => {
     ws = workspaceRepo();
     dataDir = tempDir('candor-data-');
@@ -25,7 +28,7 @@ describe('evolution run: faults', () => {
   afterEach(() => removeTempDirs());
 
   const scratchDir = (): string => repoPaths(dataDir, ws).scratch;
-  const shipScenario = (id: string): unknown => loopScenario(triageAnswer([{ id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } });
+  const shipScenario = (id: string): unknown => loopScenario(triageAnswer([{ id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } });
 
   it('not a git repository: an error record with a clear reason', async () => {
     const plain = tempDir('candor-plain-');
@@ -59,9 +62,11 @@ describe('evolution run: faults', () => {
   });
 
   it('a test command that does not exist fails the HEAD gate: error, with the shell saying so in the tail', async () => {
+    const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
+    model.use(shipScenario(r.id));
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'candor-no-such-command-xyz' }), new Printer().io);
     assert.equal(record.outcome, 'error');
-    assert.equal(record.reason, "the workspace's HEAD does not pass its own tests");
+    assert.match(record.reason, /^HEAD [0-9a-f]{12} fails the gate \(test failed \(exit 127\)\), and no earlier commit is known to pass .*; nothing reverted$/);
     assert.match(record.gate?.tail ?? '', /not found/);
   });
 
@@ -69,6 +74,8 @@ describe('evolution run: faults', () => {
     // Found on the host by its command line: inside the sandbox `$!` is a PID of the sandbox's own namespace.
     const needle = `${30 + Math.random()}`.slice(0, 12);
     const testCommand = `sleep ${needle} & wait`;
+    const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
+    model.use(shipScenario(r.id));
     const started = Date.now();
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand, timeoutMs: 1000 }), new Printer().io);
     assert.equal(record.outcome, 'error');
@@ -92,23 +99,22 @@ describe('evolution run: faults', () => {
     assert.ok(fs.statSync(path.join(dataDir, 'evolution.jsonl')).size < 20_000);
   });
 
-  it('the model returns nothing: triage falls back to the rules, the run ends with nothing to evolve', async () => {
-    rant(dataDir, 'The save button is broken and crashes', path.basename(ws));
+  it('the model returns nothing: the rules cannot place the rant, it stays new, the run ends with nothing to evolve', async () => {
+    const r = rant(dataDir, 'The save button is broken and crashes', path.basename(ws));
     model.use({ rules: [{ respond: { text: '' } }] });
     const before = snapshot(ws);
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
     assert.equal(record.outcome, 'nothing-to-evolve');
-    const [decision] = readDecisions(dataDir);
-    assert.equal(decision?.source, 'fallback');
-    assert.equal(decision?.class, 'bug');
+    assert.deepEqual(readDecisions(dataDir), [], 'no route is written: the rant is asked about again next run');
+    assert.equal(rantStatuses(dataDir).find((s) => s.rant.id === r.id)?.status, 'new');
     assert.deepEqual(snapshot(ws), before);
   });
 
-  it('the model returns garbage: triage falls back, bad tool calls come back as errors, nothing ships', async () => {
+  it('the model answers the change with garbage: bad tool calls come back as errors, nothing ships', async () => {
     const r = rant(dataDir, 'Could you please add a farewell function', path.basename(ws));
     model.use({
       rules: [
-        { match: { system: '^You triage' }, respond: { text: 'Sure! Here you go: {"rants": [{"id": 42, "class": "catastrophe"' } },
+        { match: { system: '^You triage' }, respond: { text: triageAnswer([{ id: r.id, class: 'agent-code' }]) } },
         { match: { lastRole: 'user' }, respond: { toolCalls: [{ name: 'write_file', arguments: { path: '../outside.txt', content: 'x' } }, { name: 'rm_rf', arguments: {} }, { name: 'read_file', arguments: { path: '/etc/passwd' } }] } },
         { match: { lastRole: 'tool' }, respond: { text: '¯\\_(ツ)_/¯' } },
       ],
@@ -118,8 +124,8 @@ describe('evolution run: faults', () => {
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), printer.io);
     assert.equal(record.outcome, 'nothing-to-evolve', printer.text());
     assert.deepEqual(record.rants, [r.id]);
-    assert.equal(readDecisions(dataDir)[0]?.source, 'fallback');
-    assert.equal(readDecisions(dataDir)[0]?.class, 'request');
+    assert.equal(readDecisions(dataDir)[0]?.source, 'model');
+    assert.equal(readDecisions(dataDir)[0]?.class, 'agent-code');
     assert.match(printer.text(), /write_file\(.*\) → Error: \.\.\/outside\.txt climbs out/);
     assert.match(printer.text(), /rm_rf\(.*\) → Error: there is no tool "rm_rf"/);
     assert.match(printer.text(), /read_file\(.*\) → Error: \/etc\/passwd is absolute/);
@@ -131,7 +137,7 @@ describe('evolution run: faults', () => {
     const r = rant(dataDir, 'The greeting is broken', path.basename(ws));
     model.use({
       rules: [
-        { match: { system: '^You triage' }, respond: { text: triageAnswer([{ id: r.id, class: 'bug' }]) } },
+        { match: { system: '^You triage' }, respond: { text: triageAnswer([{ id: r.id, class: 'agent-code' }]) } },
         { match: { lastRole: 'user' }, respond: { toolCalls: [{ name: 'write_file', arguments: { path: 'greet.js', content: 'broken' } }] } },
         { match: { lastRole: 'tool' }, respond: { error: { status: 500, message: 'scripted outage' } } },
       ],
@@ -219,7 +225,7 @@ describe('evolution run: faults', () => {
     const before = snapshot(ws);
     const record = await runEvolution(baseOptions(ws, inside), new Printer().io);
     assert.equal(record.outcome, 'error');
-    assert.match(record.reason, /inside the workspace repository/);
+    assert.match(record.reason, /inside the agent's repository/);
     assert.deepEqual(snapshot(ws), before);
   });
 });

@@ -5,9 +5,12 @@ import { runGate, type GateOptions } from '../../../src/core/evolution/testGate'
 import { childEnv } from '../../../src/core/process/childEnv';
 import { NO_SANDBOX, type Sandbox } from '../../../src/core/evolution/sandbox';
 import { Tail } from '../../../src/core/evolution/tail';
-import { processesMatching, removeTempDirs, requiredSandbox, running, tempDir } from './helpers';
+import { processesMatching, removeTempDirs, requiredSandbox, running, tempDir, skipInsideEvolutionGate } from './helpers';
 
 describe('gate runner', () => {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   let dir: string;
   let sandbox: Sandbox;
   before(async () => {

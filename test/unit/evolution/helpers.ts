@@ -8,7 +8,7 @@ import { parseScenario, type Scenario } from '../../../src/core/offline/scenario
 import { modelAt } from '../provider/models';
 import type { ChatModel } from '../../../src/core/provider/chatModel';
 import type { EvolutionOptions } from '../../../src/core/evolution/pipeline';
-import { detectSandbox, type Sandbox } from '../../../src/core/evolution/sandbox';
+import { GATE_MARKER, detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../src/core/evolution/sandbox';
 import { saveRant, type Rant } from '../../../src/core/rants';
 
 // Loading a CA bundle costs every `node` a gate starts half a second on these machines; the tests talk to loopback only.
@@ -135,8 +135,8 @@ export class ScriptedModel {
   }
 }
 
-export function triageAnswer(entries: Array<{ id: string; class: string; note?: string }>): string {
-  return JSON.stringify({ rants: entries.map((e) => ({ id: e.id, class: e.class, note: e.note ?? '' })) });
+export function triageAnswer(entries: Array<{ id: string; class: string; note?: string; answer?: string }>): string {
+  return JSON.stringify({ rants: entries.map((e) => ({ id: e.id, class: e.class, note: e.note ?? '', ...(e.answer !== undefined ? { answer: e.answer } : {}) })) });
 }
 
 /** A unified diff replacing greet.js's return value. */
@@ -168,9 +168,10 @@ export function rant(dataDir: string, text: string, project: string, at = new Da
   return saveRant(dataDir, { text, project, session: null }, () => at);
 }
 
-export function baseOptions(workspace: string, dataDir: string, extra: Partial<EvolutionOptions> = {}): EvolutionOptions {
+/** The options of a run on the agent repository `repository` (a test passes `repository: undefined` in `extra` to leave it unset). */
+export function baseOptions(repository: string, dataDir: string, extra: Partial<EvolutionOptions> = {}): EvolutionOptions {
   return {
-    workspace,
+    repository,
     dataDir,
     testCommand: 'node test.js',
     maxChangedLines: 200,
@@ -225,6 +226,20 @@ export async function requiredSandbox(): Promise<Sandbox> {
   if (sandbox.kind === 'unavailable') throw new Error(`the sandbox tests need bubblewrap: ${sandbox.message}`);
   if (process.platform === 'linux' && sandbox.kind !== 'bubblewrap') throw new Error(`expected bubblewrap on Linux, got ${sandbox.kind}`);
   return sandbox;
+}
+
+/**
+ * Skips the calling suite only inside Candor's own evolution gate (Candor
+ * improving Candor, README "Candor improves Candor"), where bubblewrap
+ * cannot start a sandbox within the sandbox. Anywhere else a missing
+ * bubblewrap fails the tests, as requiredSandbox says.
+ */
+export async function skipInsideEvolutionGate(ctx: Mocha.Context): Promise<void> {
+  if (process.env[GATE_MARKER] !== '1') return;
+  if (isSandboxUnavailable(await detectSandbox('required'))) {
+    console.log('    (skipped: inside an evolution gate, where no sandbox can be nested)');
+    ctx.skip();
+  }
 }
 
 /** Host processes whose command line contains `needle` (the sandbox's own PID numbers mean nothing out here). */

@@ -2,14 +2,17 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runEvolution } from '../../../src/core/evolution/pipeline';
-import { readRuns } from '../../../src/core/evolution/record';
+import { gateKey, markGated, readRuns } from '../../../src/core/evolution/record';
 import { rantStatuses, readDecisions } from '../../../src/core/evolution/triage';
 import { handOff } from '../../../src/core/evolution/ship';
 import { repoPaths } from '../../../src/core/evolution/paths';
 import { isGitGuardError, noUnsavedBuffers } from '../../../src/core/git';
-import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write } from './helpers';
+import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
 
-describe('evolution run: the whole loop against a real HTTP model and real git', () => {
+describe('evolution run: the whole loop on the agent repository, against a real HTTP model and real git', () => {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   let model: ScriptedModel;
   let ws: string;
   let dataDir: string;
@@ -17,7 +20,7 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
   before(async () => {
     model = await ScriptedModel.start();
   });
-  after(async () => model.close());
+  after(async () => model?.close());
   beforeEach(() => {
     ws = workspaceRepo();
     dataDir = tempDir('candor-data-');
@@ -28,13 +31,14 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
 
   it('a rant → a run → a scripted patch → the gate passes → a commit on candor/rant-<id> with the trailer → the record', async () => {
     const r = rant(dataDir, 'The greeting is too short!\nIt should greet the world.', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug', note: 'greet() should say hello world' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code', note: 'greet() should say hello world' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }));
     const before = snapshot(ws);
     const printer = new Printer();
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), printer.io);
 
     assert.equal(record.outcome, 'shipped', printer.text());
-    assert.deepEqual(snapshot(ws), before, 'the workspace is untouched');
+    assert.deepEqual(snapshot(ws), before, 'the agent repository is untouched until the branch is taken');
+    assert.equal(record.repository, ws);
     assert.deepEqual(printer.phases, ['triage', 'scratch clone', 'gate HEAD', 'change', 'gate', 'ship', 'record']);
     assert.match(printer.text(), /uncommitted work is not included/);
     assert.equal(record.branch, `candor/rant-${r.id}`);
@@ -58,11 +62,11 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
     const runs = readRuns(dataDir);
     assert.equal(runs.length, 1);
     assert.deepEqual(runs[0], record);
-    for (const key of ['v', 'run', 'ts', 'ended', 'rants', 'outcome', 'reason', 'branch', 'commit', 'diffstat', 'gate', 'sandbox']) assert.ok(key in record, key);
+    for (const key of ['v', 'run', 'ts', 'ended', 'rants', 'outcome', 'reason', 'repository', 'branch', 'commit', 'diffstat', 'gate', 'sandbox']) assert.ok(key in record, key);
     assert.equal(record.sandbox, 'bubblewrap');
     const decisions = readDecisions(dataDir);
     assert.equal(decisions[0]?.source, 'model', "the model's triage answer is used");
-    assert.equal(decisions[0]?.class, 'bug');
+    assert.equal(decisions[0]?.class, 'agent-code');
     const state = rantStatuses(dataDir).find((s) => s.rant.id === r.id);
     assert.equal(state?.status, 'acted');
     assert.equal(state?.source, 'model', 'an acted line keeps where its class came from');
@@ -72,11 +76,12 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
     const seen = model.server.requests;
     assert.ok(seen.some((q) => /strict JSON/.test(q.system)));
     assert.ok(seen.some((q) => q.lastUser.includes('The greeting is too short') && q.lastUser.includes('greet() should say hello world')));
+    assert.ok(seen.some((q) => /the agent's own repository/.test(q.system) && /not about the user's project/.test(q.system)), 'the change prompt says whose code it is');
   });
 
-  it('the user takes the branch on a clean tree: only that ref (and its reflog) appears in the workspace', async () => {
+  it('the user takes the branch on a clean tree: only that ref (and its reflog) appears in the agent repository', async () => {
     const r = rant(dataDir, 'greeting too short, say hello world', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'request' }]), { name: 'write_file', arguments: { path: 'greet.js', content: "module.exports = () => 'hello world';\n" } }));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), { name: 'write_file', arguments: { path: 'greet.js', content: "module.exports = () => 'hello world';\n" } }));
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
     assert.equal(record.outcome, 'shipped');
     const branch = record.branch ?? '';
@@ -95,7 +100,7 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
 
   it('a patch that breaks the tests is discarded, the clone restored, the record says so', async () => {
     const r = rant(dataDir, 'the greeting is boring, crash it', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('bye') } }));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('bye') } }));
     const before = snapshot(ws);
     const printer = new Printer();
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), printer.io);
@@ -109,13 +114,13 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
     assert.equal(scratchGit('status', '--porcelain').trim(), '');
     assert.equal(fs.readFileSync(path.join(repoPaths(dataDir, ws).scratch, 'greet.js'), 'utf8'), "module.exports = () => 'hello';\n");
     assert.equal(scratchGit('branch', '--list', 'candor/*').trim(), '');
-    assert.equal(rantStatuses(dataDir)[0]?.status, 'triaged', 'the rant stays open');
+    assert.equal(rantStatuses(dataDir)[0]?.status, 'queued', 'the rant stays open');
   });
 
   it('a change larger than the limits is rejected as too big', async () => {
     const r = rant(dataDir, 'please add lots of files', path.basename(ws));
     const patch = [1, 2, 3].map((n) => ['--- /dev/null', `+++ b/extra${n}.js`, '@@ -0,0 +1 @@', `+// ${n}`, ''].join('\n')).join('');
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'request' }]), { name: 'apply_patch', arguments: { patch } }));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch } }));
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), maxChangedFiles: 2 }), new Printer().io);
     assert.equal(record.outcome, 'discarded');
     assert.match(record.reason, /too big: 3 changed files \(limit 2\)/);
@@ -134,8 +139,8 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
       setupCommand: 'mkdir -p node_modules && echo installed > node_modules/marker && echo SETUP-RAN',
     };
     const count = (printer: Printer, marker: string): number => printer.output.split('\n').filter((line) => line === marker).length;
-    const r = rant(dataDir, 'why is the greeting so plain?', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'confusion' }]), undefined, 'Nothing needs to change: the greeting is as documented.'));
+    const r = rant(dataDir, 'the greeting is so plain', path.basename(ws));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), undefined, 'Nothing needs to change: the greeting is as documented.'));
     const printer = new Printer();
     const first = await runEvolution(baseOptions(ws, dataDir, options), printer.io);
     assert.equal(first.outcome, 'nothing-to-evolve', printer.text());
@@ -152,11 +157,13 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
     assert.equal(second.sandbox, null, 'no command ran');
     assert.ok(fs.existsSync(path.join(repoPaths(dataDir, ws).scratch, 'node_modules', 'marker')));
     const third = new Printer();
+    const another = rant(dataDir, 'the greeting is still plain and boring', path.basename(ws));
+    model.use(loopScenario(triageAnswer([{ id: another.id, class: 'agent-code' }]), undefined, 'Nothing needs to change.'));
     await runEvolution(baseOptions(ws, dataDir, { ...options, testCommand: `${options.testCommand} && true` }), third.io);
     assert.equal(count(third, 'GATE-RAN'), 1, 'another test command gates HEAD again');
   });
 
-  describe('a dirty workspace makes the run read-only: triage and record, no clone, no gate, nothing changed', () => {
+  describe('a dirty agent repository makes the run read-only: triage and record, no clone, no gate, nothing changed', () => {
     const cases: Array<[string, (ws: string) => void, ((ws: string) => string[]) | undefined, RegExp]> = [
       ['dirty on disk', (w) => write(w, 'greet.js', "module.exports = () => 'hi';\n"), undefined, /1 unstaged \(greet\.js\)/],
       ['an unsaved buffer', () => undefined, (w) => [path.join(w, 'greet.js')], /1 unsaved \(greet\.js\)/],
@@ -165,7 +172,7 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
     for (const [name, dirty, unsaved, reason] of cases) {
       it(name, async () => {
         const r = rant(dataDir, 'the greeting crashes with an error', path.basename(ws));
-        model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug' }]), undefined));
+        model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), undefined));
         dirty(ws);
         const before = snapshot(ws);
         const printer = new Printer();
@@ -177,44 +184,27 @@ describe('evolution run: the whole loop against a real HTTP model and real git',
         assert.match(printer.text(), /dirty working tree — read-only cycle/);
         assert.deepEqual(printer.phases, ['triage', 'record']);
         assert.equal(fs.existsSync(repoPaths(dataDir, ws).scratch), false, 'no clone');
-        assert.equal(readDecisions(dataDir)[0]?.status, 'triaged', 'triage still ran');
+        assert.equal(readDecisions(dataDir)[0]?.status, 'queued', 'triage still ran');
         assert.deepEqual(snapshot(ws), before);
         assert.equal(readRuns(dataDir).length, 1);
       });
     }
   });
 
-  it('HEAD failing its own tests is an error, and no change is attempted', async () => {
-    write(ws, 'test.js', "process.exit(1);\n");
+  it('HEAD failing its own tests, with no Candor commit since it last passed, is an error, and no change is attempted', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    markGated(repoPaths(dataDir, ws).gated, head, gateKey(baseOptions(ws, dataDir)));
+    write(ws, 'test.js', 'process.exit(1);\n');
     git(ws, 'commit', '-qam', 'break the tests');
     const r = rant(dataDir, 'the greeting crashes with an error', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('x') } }));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('x') } }));
     const seen = model.server.requests.length;
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
     assert.equal(record.outcome, 'error');
-    assert.equal(record.reason, "the workspace's HEAD does not pass its own tests");
+    assert.match(record.reason, /HEAD fails its own tests, and not because of a Candor change/);
     assert.equal(record.gate?.passed, false);
     assert.ok(!model.server.requests.slice(seen).some((q) => /scratch clone/.test(q.system)), 'the change phase never ran');
-  });
-
-  it('HEAD from a Candor-Rant commit that fails the gate gets a revert prepared, and nothing else happens', async () => {
-    write(ws, 'greet.js', "module.exports = () => 'bye';\n");
-    git(ws, 'commit', '-qam', 'candor: shorter greeting\n\nCandor-Rant: 01aaaaaaaaaaaaaaaaaaaaaaaa');
-    const head = git(ws, 'rev-parse', 'HEAD').trim();
-    const r = rant(dataDir, 'the greeting crashes with an error', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('x') } }));
-    const before = snapshot(ws);
-    const seen = model.server.requests.length;
-    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
-    assert.equal(record.outcome, 'revert-prepared');
-    assert.equal(record.branch, `candor/revert-${head.slice(0, 12)}`);
-    assert.deepEqual(record.rants, ['01aaaaaaaaaaaaaaaaaaaaaaaa']);
-    assert.equal(scratchGit('rev-parse', `${record.commit}^`).trim(), head);
-    assert.equal(scratchGit('rev-parse', `${record.commit}^{tree}`).trim(), git(ws, 'rev-parse', 'HEAD~1^{tree}').trim(), 'the revert restores the previous tree');
-    assert.ok(!model.server.requests.slice(seen).some((q) => /scratch clone/.test(q.system)), 'no change was attempted');
-    assert.deepEqual(snapshot(ws), before);
-    assert.equal(scratchGit('status', '--porcelain').trim(), '');
-    assert.equal(fs.existsSync(path.join(repoPaths(dataDir, ws).scratch, '.git', 'logs')), false, 'the revert wrote no reflog (it would make the next run clone afresh)');
+    assert.equal(scratchGit('branch', '--list', 'candor/*').trim(), '');
   });
 
   it('every record line is readable after runs of each kind', async () => {

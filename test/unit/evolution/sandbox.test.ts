@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runGate, type GateOptions } from '../../../src/core/evolution/testGate';
 import { NO_SANDBOX, bubblewrapArgs, detectSandbox, isSandboxUnavailable, sandboxEnv, type Sandbox } from '../../../src/core/evolution/sandbox';
-import { removeTempDirs, requiredSandbox, tempDir, write } from './helpers';
+import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
 
 /**
  * The sandbox on its own (docs/architecture.md, "Sandbox"). Each defence is
@@ -14,6 +14,9 @@ import { removeTempDirs, requiredSandbox, tempDir, write } from './helpers';
  * run as whatever user runs the tests; as root they are the ones that matter.
  */
 describe('sandbox: bubblewrap around every gate command', () => {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   let sandbox: Sandbox;
   let clone: string;
   const bwrap = (): string => (spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim() || assert.fail('bwrap is not installed: apt-get install bubblewrap'));
@@ -162,7 +165,7 @@ describe('sandbox: bubblewrap around every gate command', () => {
 
   it("the environment: Candor's secrets out, HOME and TMPDIR the throwaway pair, no agent sockets", () => {
     const env = sandboxEnv(['sk-the-key-123456'], '/x/home', '/x/tmp', { PATH: '/bin', OPENAI_API_KEY: 'k', CANDOR_X: '1', SSH_AUTH_SOCK: '/run/agent', XDG_CONFIG_HOME: '/root/.config', TOKEN: 'sk-the-key-123456', HOME: '/root' });
-    assert.deepEqual(env, { PATH: '/bin', HOME: '/x/home', USERPROFILE: '/x/home', TMPDIR: '/x/tmp', TMP: '/x/tmp', TEMP: '/x/tmp' });
+    assert.deepEqual(env, { PATH: '/bin', HOME: '/x/home', USERPROFILE: '/x/home', TMPDIR: '/x/tmp', TMP: '/x/tmp', TEMP: '/x/tmp', CANDOR_EVOLUTION_GATE: '1' }, 'CANDOR_X is gone; only the gate marker is set');
   });
 });
 

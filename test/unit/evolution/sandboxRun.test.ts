@@ -5,9 +5,12 @@ import { runEvolution } from '../../../src/core/evolution/pipeline';
 import { readRuns } from '../../../src/core/evolution/record';
 import { readDecisions } from '../../../src/core/evolution/triage';
 import { repoPaths } from '../../../src/core/evolution/paths';
-import { Printer, ScriptedModel, baseOptions, greetPatch, loopScenario, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo } from './helpers';
+import { Printer, ScriptedModel, baseOptions, greetPatch, loopScenario, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, skipInsideEvolutionGate } from './helpers';
 
 describe('evolution run: the sandbox setting, and what a run prints and records', () => {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
   let model: ScriptedModel;
   let ws: string;
   let dataDir: string;
@@ -16,7 +19,7 @@ describe('evolution run: the sandbox setting, and what a run prints and records'
   before(async () => {
     model = await ScriptedModel.start();
   });
-  after(async () => model.close());
+  after(async () => model?.close());
   beforeEach(() => {
     ws = workspaceRepo();
     dataDir = tempDir('candor-data-');
@@ -25,7 +28,7 @@ describe('evolution run: the sandbox setting, and what a run prints and records'
 
   it('required but unavailable (bwrap missing): triage runs, no clone is made, no command runs, the reason says what to install', async () => {
     const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }));
     const printer = new Printer();
     const missing = path.join(tempDir('candor-nobwrap-'), 'bwrap');
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), sandboxProbe: { bwrapPath: missing } }), printer.io);
@@ -37,14 +40,14 @@ describe('evolution run: the sandbox setting, and what a run prints and records'
     assert.deepEqual(printer.phases, ['triage', 'record']);
     assert.equal(printer.output, '', 'no command printed anything');
     assert.equal(fs.existsSync(repoPaths(dataDir, ws).scratch), false, 'no clone');
-    assert.equal(readDecisions(dataDir)[0]?.status, 'triaged', 'triage and routing ran');
+    assert.equal(readDecisions(dataDir)[0]?.status, 'queued', 'triage and routing ran');
     assert.ok(!model.server.requests.some((q) => /scratch clone/.test(q.system)), 'no change was asked for');
     assert.deepEqual(readRuns(dataDir), [record]);
   });
 
   it('"off": every run says so first, the record says "off", and the change prompt tells the model there is no sandbox', async () => {
     const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }));
     const printer = new Printer();
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), sandbox: 'off' }), printer.io);
     assert.equal(record.outcome, 'shipped', printer.text());
@@ -56,7 +59,7 @@ describe('evolution run: the sandbox setting, and what a run prints and records'
 
   it('"required": the change prompt says truthfully what the code run by run_tests can reach', async () => {
     const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }));
     const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), new Printer().io);
     assert.equal(record.sandbox, 'bubblewrap');
     const prompt = model.server.requests.filter((q) => /scratch clone/.test(q.system)).at(-1)?.system ?? '';
@@ -67,7 +70,7 @@ describe('evolution run: the sandbox setting, and what a run prints and records'
 
   it('the key is redacted from the record (reason, gate tail), every printed line and the streamed output, even split across two writes', async () => {
     const r = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
-    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'bug' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }, `Changed greet; the key was ${KEY}.`));
+    model.use(loopScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }, `Changed greet; the key was ${KEY}.`));
     // The test prints the key in two pieces, and a bearer token of its own.
     const testCommand = `node test.js && printf 'sk-test-sec' && sleep 0.2 && printf 'ret-key\\nAuthorization: Bearer abc.def-123\\n'`;
     const printer = new Printer();

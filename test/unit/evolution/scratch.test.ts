@@ -55,7 +55,7 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     assert.ok(fs.statSync(objectFile(plain, head)).nlink >= 2, 'a plain local clone hard-links');
     assert.ok(fs.readFileSync(path.join(plain, '.git', 'logs', 'HEAD'), 'utf8').includes(ws), 'and its reflog names the source');
 
-    const prepared = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    const prepared = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     assert.equal(prepared.cloned, true);
     assert.equal(prepared.scratch.dir, path.join(dataDir, 'scratch', repoId(ws)));
     assert.equal(git(prepared.scratch.dir, 'rev-parse', 'HEAD').trim(), head);
@@ -68,7 +68,7 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
 
   it('refreshes by fetch and starts each run at the workspace HEAD (a detached one too), clean', async () => {
     const first = git(ws, 'rev-parse', 'HEAD').trim();
-    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head: first, setupCommand: '' });
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head: first, setupCommand: '' });
     write(ws, 'greet.js', "module.exports = () => 'hello again';\n");
     git(ws, 'commit', '-qam', 'second');
     git(ws, 'checkout', '-q', '--detach');
@@ -77,23 +77,23 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     const detached = git(ws, 'rev-parse', 'HEAD').trim();
     write(scratch.dir, 'greet.js', 'scribbled');
     write(scratch.dir, 'junk.txt', 'junk');
-    const again = await prepareScratch({ dataDir, workspaceRoot: ws, head: detached, setupCommand: '' });
+    const again = await prepareScratch({ dataDir, repositoryRoot: ws, head: detached, setupCommand: '' });
     assert.deepEqual([again.cloned, again.fetched], [false, true]);
     assert.equal(git(scratch.dir, 'rev-parse', 'HEAD').trim(), detached);
     assert.equal(fs.readFileSync(path.join(scratch.dir, 'greet.js'), 'utf8'), "module.exports = () => 'detached';\n");
     assert.equal(git(scratch.dir, 'status', '--porcelain', '--ignored').trim(), '');
     assert.deepEqual(filesNaming(path.join(scratch.dir, '.git'), ws), [], 'the fetch wrote no FETCH_HEAD and no reflog');
-    const third = await prepareScratch({ dataDir, workspaceRoot: ws, head: first, setupCommand: '' });
+    const third = await prepareScratch({ dataDir, repositoryRoot: ws, head: first, setupCommand: '' });
     assert.deepEqual([third.cloned, third.fetched], [false, false], 'a commit already there needs no fetch');
   });
 
   it('a clone from before (hard-linked, with a reflog) is made afresh', async () => {
     const head = git(ws, 'rev-parse', 'HEAD').trim();
-    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     fs.rmSync(scratch.dir, { recursive: true });
     git(path.dirname(scratch.dir), 'clone', '-q', '--no-checkout', ws, scratch.dir);
     assert.ok(fs.statSync(objectFile(scratch.dir, head)).nlink >= 2);
-    const again = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    const again = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     assert.equal(again.cloned, true);
     assert.equal(fs.statSync(objectFile(scratch.dir, head)).nlink, 1);
     assert.deepEqual(filesNaming(path.join(scratch.dir, '.git'), ws), []);
@@ -101,9 +101,9 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
 
   it('a clone damaged beyond use is cloned afresh', async () => {
     const head = git(ws, 'rev-parse', 'HEAD').trim();
-    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     fs.rmSync(path.join(scratch.dir, '.git', 'objects'), { recursive: true });
-    const again = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    const again = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     assert.equal(again.cloned, true);
     assert.equal(git(scratch.dir, 'rev-parse', 'HEAD').trim(), head);
   });
@@ -125,7 +125,7 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     git(ws, 'add', '-A');
     git(ws, 'commit', '-qm', 'lock');
     const head = git(ws, 'rev-parse', 'HEAD').trim();
-    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     const stamp = setupStampFile(scratch);
     assert.equal(path.dirname(stamp), path.dirname(scratch.dir), 'the stamp lives beside the clone, not in it');
     assert.equal(setupIsCurrent(scratch.dir, '', stamp), false, 'never installed');
@@ -134,12 +134,12 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     assert.equal(setupIsCurrent(scratch.dir, '', stamp), true);
     assert.equal(git(scratch.dir, 'status', '--porcelain').trim(), '', 'node_modules is excluded from changes');
 
-    await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     assert.ok(fs.existsSync(path.join(scratch.dir, 'node_modules/dep/index.js')), 'kept: the lock file did not change');
 
     write(ws, 'package-lock.json', '{"lockfileVersion": 3, "packages": {}}\n');
     git(ws, 'commit', '-qam', 'lock changed');
-    await prepareScratch({ dataDir, workspaceRoot: ws, head: git(ws, 'rev-parse', 'HEAD').trim(), setupCommand: '' });
+    await prepareScratch({ dataDir, repositoryRoot: ws, head: git(ws, 'rev-parse', 'HEAD').trim(), setupCommand: '' });
     assert.equal(fs.existsSync(path.join(scratch.dir, 'node_modules')), false, 'cleaned: the lock file changed');
     assert.equal(setupIsCurrent(scratch.dir, '', stamp), false);
     assert.equal(setupIsCurrent(scratch.dir, 'other command', stamp), false);
@@ -151,7 +151,7 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     git(ws, 'add', '-A');
     git(ws, 'commit', '-qm', 'manifest');
     const head = git(ws, 'rev-parse', 'HEAD').trim();
-    const { scratch } = await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     assert.equal(await setupInputsMatch(scratch, head), true);
     const changes: Array<[string, () => void]> = [
       ['the lock file', () => write(scratch.dir, 'package-lock.json', '{"lockfileVersion": 3, "packages": {"evil": {}}}\n')],
@@ -163,7 +163,7 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     for (const [name, change] of changes) {
       change();
       assert.equal(await setupInputsMatch(scratch, head), false, name);
-      await prepareScratch({ dataDir, workspaceRoot: ws, head, setupCommand: '' });
+      await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
       assert.equal(await setupInputsMatch(scratch, head), true, `${name}: restored`);
     }
   });

@@ -1,0 +1,71 @@
+import { setupInputsMatch, setupIsCurrent, setupPlan, setupStampFile, writeSetupStamp } from './scratch';
+import type { Scratch } from './scratchGit';
+import type { Sandbox } from './sandbox';
+import { runGate, type GateOptions, type GateResult, type GateStep } from './testGate';
+
+export interface GateRunnerOptions {
+  readonly scratch: Scratch;
+  /** The commit the run started from: setup reaches the network only while its manifest and lock file are this commit's. */
+  readonly base: string;
+  readonly sandbox: Sandbox;
+  /** Folders the commands must not see: the data folder and the agent's repository. */
+  readonly hidden: readonly string[];
+  readonly testCommand: string;
+  readonly buildCommand?: string;
+  readonly setupCommand?: string;
+  readonly timeoutMs: number;
+  readonly secrets?: readonly string[];
+  readonly signal?: AbortSignal;
+  readonly print: (line: string) => void;
+  readonly onOutput?: (chunk: string) => void;
+  /** Called just before any command starts (the record names the sandbox then). */
+  readonly onCommand: () => void;
+}
+
+/** The run's commands in the scratch clone: setup when needed, then build and tests, all in the sandbox. */
+export class GateRunner {
+  constructor(private readonly o: GateRunnerOptions) {}
+
+  testSteps(): GateStep[] {
+    return [
+      { name: 'build', command: this.o.buildCommand ?? '' },
+      { name: 'test', command: this.o.testCommand },
+    ];
+  }
+
+  /**
+   * Setup, when the lock file (or the command) changed since the last
+   * install; undefined when none was needed. The dependency folder is
+   * writable; the network only while the setup inputs are the base's.
+   */
+  async ensureSetup(): Promise<GateResult | undefined> {
+    const { scratch } = this.o;
+    const setupCommand = this.o.setupCommand ?? '';
+    const plan = setupPlan(scratch.dir, setupCommand);
+    const stamp = setupStampFile(scratch);
+    if (plan === undefined || setupIsCurrent(scratch.dir, setupCommand, stamp)) return undefined;
+    const network = await setupInputsMatch(scratch, this.o.base, { secrets: this.o.secrets });
+    this.o.print(`setup: ${plan.command}${plan.lockFile !== undefined ? ` (${plan.lockFile} changed)` : ''}${network ? '' : ' — without network: the manifest or lock file differs from HEAD'}`);
+    const setup = await runGate([{ name: 'setup', command: plan.command }], { ...this.gateOptions(), network, depsWritable: true });
+    if (setup.passed) writeSetupStamp(stamp, plan);
+    return setup;
+  }
+
+  /** The gate: setup when needed, then build and tests. */
+  async gate(): Promise<GateResult> {
+    const setup = await this.ensureSetup();
+    if (setup !== undefined && !setup.passed) return setup;
+    const result = await runGate(this.testSteps(), this.gateOptions());
+    return setup !== undefined ? { ...result, ms: result.ms + setup.ms } : result;
+  }
+
+  /** What every command of the run shares: the sandbox, what it hides, the timeout, the secrets, where output goes. */
+  commandOptions(): Pick<GateOptions, 'sandbox' | 'hidden' | 'timeoutMs' | 'secrets' | 'onOutput' | 'onCommand'> {
+    const o = this.o;
+    return { sandbox: o.sandbox, hidden: o.hidden, timeoutMs: o.timeoutMs, secrets: o.secrets, onOutput: o.onOutput, onCommand: () => o.onCommand() };
+  }
+
+  private gateOptions(): GateOptions {
+    return { ...this.commandOptions(), cwd: this.o.scratch.dir, signal: this.o.signal };
+  }
+}
