@@ -27,8 +27,16 @@ export type RuleResponse =
 export interface ScenarioRule {
   readonly match?: RuleMatch;
   readonly respond: RuleResponse;
-  /** Report usage in the final chunk (default true). */
+  /** Report usage in the final chunk (default true), whether or not the request asked for it. */
   readonly usage?: boolean;
+  /** Answer a request that carries `stream_options` with a 400 naming it, as some local servers do. */
+  readonly rejectStreamOptions?: boolean;
+  /** Usage rides on the last content chunk, with its finish_reason, instead of a chunk of its own. */
+  readonly usageOnContentChunk?: boolean;
+  /** Usage with every count 0, as Ollama sent on cache hits for a time. */
+  readonly zeroUsage?: boolean;
+  /** The `prompt_tokens` to report instead of the counted one (a truncated or under-counted prompt). */
+  readonly promptTokens?: number;
   /** Stall this long after the first chunk (streaming) or before answering. */
   readonly holdMs?: number;
   /** Drop the connection after this many characters of reply text. */
@@ -99,11 +107,13 @@ function checkRule(rule: unknown, where: string): void {
       throw new ScenarioError(`${where}.respond.toolCalls must be a list of {name, arguments}`);
     }
   }
-  for (const key of ['holdMs', 'cutAfterChars', 'malformedAfterChars', 'times', 'chunkChars', 'chunkDelayMs']) {
+  for (const key of ['holdMs', 'cutAfterChars', 'malformedAfterChars', 'times', 'chunkChars', 'chunkDelayMs', 'promptTokens']) {
     const value = rule[key];
     if (value !== undefined && (typeof value !== 'number' || value < 0)) throw new ScenarioError(`${where}.${key} must be a number >= 0`);
   }
-  if (rule.usage !== undefined && typeof rule.usage !== 'boolean') throw new ScenarioError(`${where}.usage must be true or false`);
+  for (const key of ['usage', 'rejectStreamOptions', 'usageOnContentChunk', 'zeroUsage']) {
+    if (rule[key] !== undefined && typeof rule[key] !== 'boolean') throw new ScenarioError(`${where}.${key} must be true or false`);
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

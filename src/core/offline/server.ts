@@ -24,6 +24,8 @@ export interface SeenRequest {
   readonly lastUser: string;
   readonly system: string;
   readonly messageCount: number;
+  /** Whether the body carried `stream_options`. */
+  readonly streamOptions: boolean;
 }
 
 export interface OfflineServer {
@@ -73,7 +75,7 @@ export async function startOfflineServer(options: OfflineServerOptions): Promise
       return;
     }
     const body = await readBody(req);
-    let payload: { model?: string; messages?: IncomingMessage[]; stream?: boolean };
+    let payload: { model?: string; messages?: IncomingMessage[]; stream?: boolean; stream_options?: unknown };
     try {
       payload = JSON.parse(body) as typeof payload;
     } catch {
@@ -89,12 +91,18 @@ export async function startOfflineServer(options: OfflineServerOptions): Promise
       lastUser: lastText(messages, 'user'),
       system: lastText(messages, 'system'),
       messageCount: messages.length,
+      streamOptions: payload.stream_options !== undefined,
     };
     requests.push(seen);
 
     const rule = pickRule(options.scenario(), seen, messages, fired);
     if (!rule) {
       sendJson(res, 404, { error: { message: 'the scenario has no rule for this request', type: 'not_found' } });
+      return;
+    }
+    if (rule.rejectStreamOptions && seen.streamOptions) {
+      // Refused before anything was read: the rule has not answered yet.
+      sendJson(res, 400, { error: { message: 'stream_options is not supported by this server', type: 'invalid_request_error', param: 'stream_options' } });
       return;
     }
     fired.set(rule, (fired.get(rule) ?? 0) + 1);
@@ -111,7 +119,7 @@ export async function startOfflineServer(options: OfflineServerOptions): Promise
     const promptTokens = await countPrompt(messages, options.countTokens);
     let completionTokens = await options.countTokens(text);
     for (const call of toolCalls) completionTokens += await options.countTokens(JSON.stringify(call.arguments ?? {}));
-    const usage = rule.usage === false ? undefined : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    const usage = usageOf(rule, rule.promptTokens ?? promptTokens, completionTokens);
     const id = `chatcmpl-offline-${requests.length}`;
     if (seen.stream) await streamReply(res, { id, model, text, toolCalls, usage, rule });
     else {
@@ -169,8 +177,13 @@ async function streamReply(res: http.ServerResponse, plan: StreamPlan): Promise<
   await sleep(plan.rule.holdMs ?? 0);
   const size = Math.max(1, plan.rule.chunkChars ?? 6);
   const pause = plan.rule.chunkDelayMs ?? 10;
+  // With usageOnContentChunk the last piece of text waits for the chunk that ends the reply.
+  const lastPiece = plan.rule.usageOnContentChunk && plan.toolCalls.length === 0 && plan.text.length > 0
+    ? plan.text.slice(Math.floor((plan.text.length - 1) / size) * size)
+    : '';
+  const body = plan.text.slice(0, plan.text.length - lastPiece.length);
   let sent = 0;
-  for (let i = 0; i < plan.text.length; i += size) {
+  for (let i = 0; i < body.length; i += size) {
     if (closed()) return;
     if (plan.rule.cutAfterChars !== undefined && sent >= plan.rule.cutAfterChars) {
       res.destroy();
@@ -181,7 +194,7 @@ async function streamReply(res: http.ServerResponse, plan: StreamPlan): Promise<
       res.end();
       return;
     }
-    const piece = plan.text.slice(i, i + size);
+    const piece = body.slice(i, i + size);
     res.write(chunk({ content: piece }));
     sent += piece.length;
     await sleep(pause);
@@ -194,12 +207,24 @@ async function streamReply(res: http.ServerResponse, plan: StreamPlan): Promise<
     res.write(chunk({ tool_calls: [{ index, id: `call_${plan.id}_${index}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } }] }));
   });
   if (closed()) return;
-  res.write(chunk({}, plan.toolCalls.length > 0 ? 'tool_calls' : 'stop'));
-  if (plan.usage) {
+  const finish = plan.toolCalls.length > 0 ? 'tool_calls' : 'stop';
+  if (plan.rule.usageOnContentChunk) {
+    const last = { id: plan.id, object: 'chat.completion.chunk', created: 0, model: plan.model, choices: [{ index: 0, delta: lastPiece ? { content: lastPiece } : {}, finish_reason: finish }], ...(plan.usage ? { usage: plan.usage } : {}) };
+    res.write(`data: ${JSON.stringify(last)}\n\n`);
+  } else res.write(chunk({}, finish));
+  if (plan.usage && !plan.rule.usageOnContentChunk) {
     res.write(`data: ${JSON.stringify({ id: plan.id, object: 'chat.completion.chunk', created: 0, model: plan.model, choices: [], usage: plan.usage })}\n\n`);
   }
   res.write('data: [DONE]\n\n');
   res.end();
+}
+
+type UsageNumbers = NonNullable<StreamPlan['usage']>;
+
+function usageOf(rule: ScenarioRule, promptTokens: number, completionTokens: number): UsageNumbers | undefined {
+  if (rule.usage === false) return undefined;
+  if (rule.zeroUsage) return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 }
 
 function completionBody(id: string, model: string, text: string, toolCalls: readonly ScriptedToolCall[], usage: StreamPlan['usage']): object {

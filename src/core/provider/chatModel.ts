@@ -79,4 +79,10 @@ export interface CompletedRequest {
   readonly toolCalls: ToolCall[];
   readonly finishReason: string;
   readonly usage?: Usage;
+  /**
+   * Set on a request without usage from an identity known to report no usage
+   * in streams at all (it refused `stream_options`, and its stream without it
+   * carried none). The gate can say so once instead of warning per request.
+   */
+  readonly usageUnsupported?: true;
 }

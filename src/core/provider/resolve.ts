@@ -4,7 +4,9 @@ import { providerSlug } from '../context/slug';
 import type { Scenario } from '../offline/scenario';
 import { startOfflineServer, type OfflineServer } from '../offline/server';
 import type { ChatModel, RequestPolicy } from './chatModel';
+import { sendsKeyTo, type LocalServer } from './localServers';
 import { createClient, listModels, openAiChatModel } from './openaiModel';
+import { inMemoryUsage, type StreamUsageMemory } from './streamUsage';
 
 /** The model the offline provider answers as when none is set. */
 const OFFLINE_MODEL = 'candor-offline';
@@ -20,6 +22,11 @@ export interface ModelSettings {
   /** Required with a base URL; the offline provider defaults to `candor-offline`. */
   readonly model: string;
   readonly policy: RequestPolicy;
+  /**
+   * `candor.localServers`: a base URL on one of these loopback ports gets no
+   * key unless the user's own settings say `sendKey` for it.
+   */
+  readonly localServers?: readonly LocalServer[];
 }
 
 export interface OfflineProvider {
@@ -56,26 +63,30 @@ export class ModelResolver {
   private client: { baseUrl: string; apiKey: string; client: OpenAI } | undefined;
   private model: { settings: ModelSettings; model: ChatModel } | undefined;
 
-  constructor(private readonly offlineProvider: OfflineProvider) {}
+  constructor(
+    private readonly offlineProvider: OfflineProvider,
+    /** What each identity does with `stream_options`; the extension keeps it across restarts. */
+    private readonly usage: StreamUsageMemory = inMemoryUsage(),
+  ) {}
 
   async resolve(given: ModelSettings): Promise<ChatModel> {
     const identity = identityOf(given);
-    // The offline provider never sees the user's key, so a key change is no change there.
-    const settings = given.baseUrl.trim() ? given : { ...given, apiKey: '' };
+    // The offline provider and keyless local servers never see the user's key, so a key change is no change there.
+    const settings = { ...given, apiKey: keyFor(given) };
     if (settings.baseUrl.trim() && !identity.model) {
       throw new ModelResolutionError('no-model', 'No model is set for this provider. Run "Candor: Select Model" or set candor.model.');
     }
     const client = await this.clientFor(settings);
     const cached = this.model;
     if (cached && sameSettings(cached.settings, settings) && this.client?.client === client) return cached.model;
-    const model = openAiChatModel(client, identity, settings.policy);
+    const model = openAiChatModel(client, identity, settings.policy, this.usage);
     this.model = { settings, model };
     return model;
   }
 
   /** The model ids the endpoint lists; empty when it has no list. */
-  async listModels(settings: Pick<ModelSettings, 'baseUrl' | 'apiKey'>, signal: AbortSignal): Promise<string[]> {
-    return listModels(await this.clientFor(settings), signal);
+  async listModels(settings: Pick<ModelSettings, 'baseUrl' | 'apiKey' | 'localServers'>, signal: AbortSignal): Promise<string[]> {
+    return listModels(await this.clientFor({ baseUrl: settings.baseUrl, apiKey: keyFor(settings) }), signal);
   }
 
   async close(): Promise<void> {
@@ -110,6 +121,12 @@ export class ModelResolver {
     });
     return this.offline;
   }
+}
+
+/** The key a request carries: none offline, none to a keyless local server. */
+function keyFor(settings: Pick<ModelSettings, 'baseUrl' | 'apiKey' | 'localServers'>): string {
+  if (!settings.baseUrl.trim()) return '';
+  return sendsKeyTo(settings.baseUrl, settings.localServers ?? []) ? settings.apiKey : '';
 }
 
 function sameSettings(a: ModelSettings, b: ModelSettings): boolean {

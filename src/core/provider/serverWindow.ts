@@ -111,3 +111,49 @@ const READERS: Readonly<Record<ServerKind, Reader>> = {
 export function readServerWindow(server: Pick<LocalServer, 'kind' | 'port'>, model: string, options: ReadOptions): Promise<number | undefined> {
   return READERS[server.kind](`http://127.0.0.1:${server.port}`, model, options);
 }
+
+/**
+ * The last window each local server reported, per model. Reads are short
+ * (a loopback GET, cut after `timeoutMs`) and one at a time per server and
+ * model; a reading that finds nothing (the model is not loaded yet) leaves
+ * no value, so the next read tries again.
+ */
+export class ServerWindows {
+  private readonly readings = new Map<string, number | undefined>();
+  private readonly pending = new Map<string, Promise<number | undefined>>();
+
+  constructor(
+    private readonly read: typeof readServerWindow = readServerWindow,
+    private readonly timeoutMs = 300,
+  ) {}
+
+  /** What the server last reported for the model; undefined before a reading or when it reported none. */
+  last(server: Pick<LocalServer, 'kind' | 'port'>, model: string): number | undefined {
+    return this.readings.get(keyOf(server, model));
+  }
+
+  /** Whether the server was asked at least once for this model. */
+  asked(server: Pick<LocalServer, 'kind' | 'port'>, model: string): boolean {
+    return this.readings.has(keyOf(server, model));
+  }
+
+  /** Asks the server again; resolves to the new reading (undefined: none), never rejects. */
+  refresh(server: Pick<LocalServer, 'kind' | 'port'>, model: string, headers?: Record<string, string>): Promise<number | undefined> {
+    const key = keyOf(server, model);
+    const running = this.pending.get(key);
+    if (running) return running;
+    const reading = this.read(server, model, { signal: AbortSignal.timeout(this.timeoutMs), ...(headers ? { headers } : {}) })
+      .catch(() => undefined)
+      .then((tokens) => {
+        this.readings.set(key, tokens);
+        return tokens;
+      })
+      .finally(() => this.pending.delete(key));
+    this.pending.set(key, reading);
+    return reading;
+  }
+}
+
+function keyOf(server: Pick<LocalServer, 'kind' | 'port'>, model: string): string {
+  return `${server.kind}|${server.port}|${model}`;
+}

@@ -3,6 +3,7 @@ import type { ChatMessage, ToolCall, ToolSpec } from '../messages';
 import { redact } from '../redact';
 import type { CompletedRequest, Usage } from './chatModel';
 import { PartialReplyError, RequestError } from './requestError';
+import { errorMessage } from '../errorMessage';
 
 /** One attempt as the SDK is asked for it; the adapter fills in the model and the policy. */
 interface ChatRequest {
@@ -10,6 +11,8 @@ interface ChatRequest {
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly ToolSpec[];
   readonly maxOutputTokens?: number;
+  /** Ask for usage with `stream_options` (default); false for a server that refuses the option. */
+  readonly includeUsage?: boolean;
 }
 
 interface AttemptOptions {
@@ -50,7 +53,7 @@ export async function streamChat(client: OpenAI, request: ChatRequest, options: 
         tools: request.tools && request.tools.length > 0 ? [...request.tools] : undefined,
         max_tokens: request.maxOutputTokens,
         stream: true,
-        stream_options: { include_usage: true },
+        ...(request.includeUsage === false ? {} : { stream_options: { include_usage: true } }),
       },
       { signal: controller.signal },
     );
@@ -118,7 +121,7 @@ export function classify(err: unknown, context: FailureContext, secrets: readonl
     const message = (err.error as { message?: unknown } | undefined)?.message;
     return new RequestError('http', redact(typeof message === 'string' ? message : err.message, secrets), err.status, retryAfter);
   }
-  const text = redact(err instanceof Error ? err.message : String(err), secrets);
+  const text = redact(errorMessage(err), secrets);
   if (err instanceof SyntaxError || /JSON|parse/i.test(text)) return new RequestError('malformed', text.slice(0, 200));
   if (err instanceof OpenAI.APIConnectionError || /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|fetch failed|socket|terminated|ECONNRESET|other side closed/i.test(text)) {
     return context.gotText ? new RequestError('cut', text) : new RequestError('connection', text);

@@ -1,6 +1,10 @@
 import * as fs from 'node:fs';
 import type { ChatModel, RequestPolicy, TextModel } from '../../core/provider/chatModel';
 import { identityOf, ModelResolver, type ModelSettings } from '../../core/provider/resolve';
+import { discoverLocalServers, type DiscoveredServer } from '../../core/provider/discovery';
+import { localServerOf, SERVER_NAMES, type LocalServer } from '../../core/provider/localServers';
+import { ServerWindows, windowInUse, type WindowInUse } from '../../core/provider/serverWindow';
+import { inMemoryUsage, persistedUsage, type KeyValueState } from '../../core/provider/streamUsage';
 import { parseScenario, ScenarioError, type Scenario } from '../../core/offline/scenario';
 import { demoScenario } from '../../core/offline/demoScenario';
 import type { Identity } from '../../core/context/driftEvents';
@@ -8,6 +12,7 @@ import type { ChatMessage } from '../../core/messages';
 import type { Logger } from '../../core/log';
 import type { ProviderInfo } from '../../protocol/chat';
 import type { CandorSettings } from '../settings/config';
+import { errorMessage } from '../../core/errorMessage';
 
 const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
 
@@ -17,9 +22,15 @@ const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
  * server, started on first use. Both go through the core's one resolver and
  * its one adapter, which keeps the client while base URL, key and model stay
  * the same. As a TextModel it answers with whatever model is in force then.
+ *
+ * On a local server of `candor.localServers` it also keeps the context window
+ * that server runs with: read when the model is first used and again after
+ * every completed request (the model may have been loaded by it).
  */
 export class Providers implements TextModel {
   private readonly resolver: ModelResolver;
+  private readonly windows: ServerWindows;
+  private readonly watched = new WeakMap<ChatModel, ChatModel>();
   private scenarioCache: { file: string; mtimeMs: number; scenario: Scenario | ScenarioError } | undefined;
 
   constructor(
@@ -27,12 +38,17 @@ export class Providers implements TextModel {
     private readonly apiKey: () => Promise<string | undefined>,
     countTokens: (text: string) => Promise<number>,
     private readonly log: Logger,
+    /** Where what each identity does with `stream_options` is kept across restarts (globalState). */
+    state?: KeyValueState,
+    windows = new ServerWindows(),
   ) {
+    this.windows = windows;
+    const usage = state ? persistedUsage(state, (err) => this.log.warn(`stream usage memory: ${String(err)}`)) : inMemoryUsage();
     this.resolver = new ModelResolver({
       scenario: (server) => this.scenario(server),
       countTokens,
       onStart: (baseUrl) => this.log.info(`offline provider listening on ${baseUrl}`),
-    });
+    }, usage);
   }
 
   identity(settings = this.settings()): Identity {
@@ -52,7 +68,37 @@ export class Providers implements TextModel {
 
   /** The ChatModel of the settings in force: the same object until they change. */
   async handle(): Promise<ChatModel> {
-    return this.resolver.resolve(await this.modelSettings());
+    const settings = await this.modelSettings();
+    const model = await this.resolver.resolve(settings);
+    const local = this.localServer();
+    if (!local) return model;
+    if (!this.windows.asked(local, model.identity.model)) await this.readWindow(local, model.identity.model);
+    return this.watch(model, local);
+  }
+
+  /**
+   * The context window of the requests: `candor.contextWindow` when the user
+   * set it, else the window the local server in use reported, else the default.
+   */
+  contextWindow(settings = this.settings()): WindowInUse {
+    const local = this.localServer(settings);
+    const server = local ? this.windows.last(local, settings.model) : undefined;
+    return windowInUse({ tokens: settings.contextWindow, explicit: settings.contextWindowSet }, server);
+  }
+
+  /** Asks the local server in use for its window again (after Select Model picked it). */
+  async refreshWindow(): Promise<WindowInUse> {
+    const settings = this.settings();
+    const local = this.localServer(settings);
+    if (local && settings.model) await this.readWindow(local, settings.model);
+    return this.contextWindow();
+  }
+
+  /** The servers of `candor.localServers` that answer on 127.0.0.1, for Select Model. */
+  async discover(timeoutMs = 300): Promise<DiscoveredServer[]> {
+    const servers = this.settings().localServers;
+    const key = servers.some((s) => s.sendKey) ? await this.apiKey() : undefined;
+    return discoverLocalServers(servers, { timeoutMs, ...(key ? { authorization: `Bearer ${key}` } : {}) });
   }
 
   async complete(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<string> {
@@ -72,7 +118,40 @@ export class Providers implements TextModel {
     const settings = this.settings();
     // The key is read only for a real endpoint: the offline provider never sees it.
     const apiKey = settings.baseUrl ? (await this.apiKey()) ?? '' : '';
-    return { baseUrl: settings.baseUrl, apiKey, model: settings.model, policy: policyOf(settings) };
+    return { baseUrl: settings.baseUrl, apiKey, model: settings.model, policy: policyOf(settings), localServers: settings.localServers };
+  }
+
+  private localServer(settings = this.settings()): LocalServer | undefined {
+    return settings.baseUrl ? localServerOf(settings.baseUrl, settings.localServers) : undefined;
+  }
+
+  /** The model, with a window reading after each completed request; the same object for the same model. */
+  private watch(model: ChatModel, local: LocalServer): ChatModel {
+    let watched = this.watched.get(model);
+    if (!watched) {
+      watched = {
+        identity: model.identity,
+        policy: model.policy,
+        complete: (messages, signal) => model.complete(messages, signal),
+        stream: async (request, options) => {
+          const result = await model.stream(request, options);
+          await this.readWindow(local, model.identity.model);
+          return result;
+        },
+      };
+      this.watched.set(model, watched);
+    }
+    return watched;
+  }
+
+  private async readWindow(local: LocalServer, model: string): Promise<void> {
+    const before = this.windows.last(local, model);
+    // Only a server the user's own settings send the key to is asked with it.
+    const key = local.sendKey ? await this.apiKey() : undefined;
+    const after = await this.windows.refresh(local, model, key ? { authorization: `Bearer ${key}` } : undefined);
+    if (after !== before) {
+      this.log.info(`${SERVER_NAMES[local.kind]} on port ${local.port} runs ${model} with ${after === undefined ? 'no reported context window' : `a context window of ${after} tokens`}`);
+    }
   }
 
   /** The scenario in force, re-read when its file changes. A broken file is an error the chat shows, never a silent fallback. */
@@ -90,7 +169,7 @@ export class Providers implements TextModel {
       try {
         scenario = parseScenario(JSON.parse(fs.readFileSync(file, 'utf8')), file);
       } catch (err) {
-        scenario = err instanceof ScenarioError ? err : new ScenarioError(`${file}: ${err instanceof Error ? err.message : String(err)}`);
+        scenario = err instanceof ScenarioError ? err : new ScenarioError(`${file}: ${errorMessage(err)}`);
       }
       this.scenarioCache = { file, mtimeMs, scenario };
       server?.resetCounts();
