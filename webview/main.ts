@@ -1,8 +1,9 @@
-import type { DriftView, GaugeState, GitInfo, HostMessage, ProviderInfo, TranscriptEntry, WebviewMessage } from '../src/protocol/chat';
+import type { DriftView, GaugeState, GitInfo, HostMessage, ProviderInfo, WebviewMessage } from '../src/protocol/chat';
 import { registerToolkit, button, setDisabled } from './toolkit';
-import { renderMarkdown } from './markdown';
 import { renderDrift } from './drift';
 import { renderRants } from './rants';
+import { TranscriptList } from './transcriptList';
+import { FindBox } from './findBox';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;
@@ -35,9 +36,25 @@ $('header-actions').append(
 );
 $('drift-back').append(button('Back to chat', 'secondary', () => showChat()));
 
-const entries = new Map<string, { entry: TranscriptEntry; el: HTMLElement; text: string }>();
 let busy = false;
-let pendingRender = new Set<string>();
+/** The session shown: answers about another one (after a switch) are dropped. */
+let session = '';
+const list = new TranscriptList(transcript, {
+  loadOlder: (before) => vscode.postMessage({ type: 'loadOlder', session, before }),
+  feedback: (entryId, value) => vscode.postMessage({ type: 'feedback', entryId, value }),
+  retry: () => vscode.postMessage({ type: 'retry' }),
+});
+const find = new FindBox(transcript, {
+  find: (query, direction, from) => {
+    const oldest = list.oldestId();
+    vscode.postMessage({ type: 'find', session, query, direction, ...(from === undefined ? {} : { from }), ...(oldest === undefined ? {} : { oldest }) });
+  },
+  reveal: (id, query) => list.reveal(id, query),
+  closed: () => {
+    list.clearFound();
+    input.focus();
+  },
+});
 
 input.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
@@ -68,27 +85,35 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   const message = event.data;
   switch (message.type) {
     case 'init':
-      transcript.replaceChildren();
-      entries.clear();
-      message.entries.forEach(addEntry);
+      session = message.session;
+      find.reset();
+      list.reset(message.entries, message.more);
       setBusy(message.busy);
       setProvider(message.provider);
       if (message.gauge) setGauge(message.gauge);
       welcome.hidden = !message.welcome || message.entries.length > 0;
       $('session-title').textContent = message.sessionTitle;
       $('untrusted').hidden = message.trusted;
-      scrollDown();
+      markShown();
       break;
     case 'entry':
       welcome.hidden = true;
-      addEntry(message.entry);
-      scrollDown();
+      list.put(message.entry);
+      break;
+    case 'older':
+      if (message.session !== session || message.before !== list.oldestId()) list.dropPage();
+      else list.prepend(message.entries, message.more);
+      break;
+    case 'found':
+      if (message.session !== session) break;
+      if (message.older.length > 0) list.prepend(message.older, message.more);
+      find.answered(message);
       break;
     case 'delta':
-      appendDelta(message.id, message.text);
+      list.delta(message.id, message.text);
       break;
     case 'replaceText':
-      replaceText(message.id, message.text);
+      list.replaceText(message.id, message.text);
       break;
     case 'busy':
       setBusy(message.busy);
@@ -139,117 +164,14 @@ function setGit(git: GitInfo): void {
   gitLabel.classList.toggle('dirty', git.readOnly);
 }
 
-function addEntry(entry: TranscriptEntry): void {
-  const el = document.createElement('div');
-  el.className = `entry ${entry.kind}`;
-  el.dataset.id = entry.id;
-  el.setAttribute('role', 'article');
-  const text = 'text' in entry ? entry.text : '';
-  if (entry.kind === 'assistant' && entry.streaming) {
-    el.classList.add('streaming');
-    el.setAttribute('aria-busy', 'true');
-  }
-  renderBody(el, entry, text);
-  // An entry sent again under the same id replaces the old one in place: a streamed reply becomes its
-  // record's entry (the whole reply, or an incomplete one), an error's Retry goes once something follows it.
-  const previous = entries.get(entry.id)?.el;
-  entries.set(entry.id, { entry, el, text });
-  if (previous?.isConnected) previous.replaceWith(el);
-  else transcript.append(el);
+/**
+ * A user-timing mark once the first frame after `init` is painted: how long
+ * from `ready` until the newest entry shows is measured from these marks
+ * (bench/session.bench.ts).
+ */
+function markShown(): void {
+  requestAnimationFrame(() => setTimeout(() => performance.mark('candor:init-shown'), 0));
 }
 
-function appendDelta(id: string, delta: string): void {
-  const item = entries.get(id);
-  if (!item) return;
-  item.text += delta;
-  pendingRender.add(id);
-  requestAnimationFrame(flush);
-}
-
-/** The host redacted text this entry already shows (a key split across deltas): start over from its whole text. */
-function replaceText(id: string, text: string): void {
-  const item = entries.get(id);
-  if (!item) return;
-  item.text = text;
-  pendingRender.add(id);
-  requestAnimationFrame(flush);
-}
-
-function flush(): void {
-  const ids = pendingRender;
-  pendingRender = new Set();
-  for (const id of ids) {
-    const item = entries.get(id);
-    if (item) renderBody(item.el, item.entry, item.text);
-  }
-  scrollDown();
-}
-
-function renderBody(el: HTMLElement, entry: TranscriptEntry, text: string): void {
-  el.replaceChildren();
-  const who = document.createElement('div');
-  who.className = 'who';
-  const body = document.createElement('div');
-  body.className = 'body';
-  switch (entry.kind) {
-    case 'user':
-      who.textContent = 'You';
-      body.textContent = text;
-      break;
-    case 'assistant':
-    case 'partial':
-      who.textContent = entry.kind === 'partial' ? 'Candor (incomplete reply)' : 'Candor';
-      body.innerHTML = renderMarkdown(text);
-      if (entry.kind === 'assistant' && !el.classList.contains('streaming')) {
-        el.append(who, body, feedbackButtons(entry.id));
-        return;
-      }
-      break;
-    case 'summary':
-      who.textContent = 'Compaction';
-      body.textContent = text;
-      break;
-    case 'tool-call':
-    case 'tool-result': {
-      const details = document.createElement('details');
-      const summary = document.createElement('summary');
-      summary.textContent = entry.kind === 'tool-call'
-        ? `Tool call: ${entry.name} (${entry.args.length} chars)`
-        : `Tool result: ${entry.name} (${entry.bytes.toLocaleString()} bytes)`;
-      const pre = document.createElement('pre');
-      pre.textContent = entry.kind === 'tool-call' ? entry.args : entry.text;
-      details.append(summary, pre);
-      el.append(details);
-      return;
-    }
-    case 'notice': {
-      el.classList.add(entry.level);
-      el.setAttribute('role', entry.level === 'error' ? 'alert' : 'status');
-      body.textContent = text;
-      el.append(body);
-      if (entry.retryable) el.append(button('Retry', 'primary', () => vscode.postMessage({ type: 'retry' })));
-      return;
-    }
-  }
-  el.append(who, body);
-}
-
-function feedbackButtons(entryId: string): HTMLElement {
-  const row = document.createElement('div');
-  row.className = 'feedback';
-  const send = (value: 'up' | 'down', chosen: HTMLElement): void => {
-    vscode.postMessage({ type: 'feedback', entryId, value });
-    row.querySelectorAll('vscode-button').forEach((b) => b.classList.remove('chosen'));
-    chosen.classList.add('chosen');
-  };
-  const up: HTMLElement = button('▲', 'icon', () => send('up', up), 'Good reply');
-  const down: HTMLElement = button('▼', 'icon', () => send('down', down), 'Bad reply');
-  row.append(up, down);
-  return row;
-}
-
-function scrollDown(): void {
-  transcript.scrollTop = transcript.scrollHeight;
-}
-
+performance.mark('candor:ready');
 vscode.postMessage({ type: 'ready' });

@@ -116,21 +116,25 @@ function queue(state: ReviewState): Node[] {
   if (state.queue.length === 0) return [head, el('p', { class: 'muted' }, 'No near-misses waiting.')];
   return [
     head,
-    el('p', { class: 'muted' }, 'Candidates that were ahead but fell short of the sample floor, the effect size or the confidence. A re-test uses only tasks the candidate has not been scored on and counts as another hypothesis.'),
+    el('p', { class: 'muted' }, 'Candidates that were ahead but fell short of the sample floor, the effect size or the confidence. A re-test uses only tasks the candidate has not been scored on, counts as another hypothesis, and replaces the numbers shown. Promote Anyway overrides the gate (recorded as your decision; frozen blocks must still match); Dismiss drops the candidate.'),
     ...state.queue.map((item) => nearMiss(item, state.running)),
   ];
 }
 
 function nearMiss(item: NearMissView, running: boolean): Node {
   const retest = button('Re-test', () => vscode.postMessage({ type: 'retest', candidateId: item.candidateId }), `Re-test ${item.candidateId}`);
-  retest.disabled = running;
+  const promote = button('Promote Anyway', () => vscode.postMessage({ type: 'promoteAnyway', candidateId: item.candidateId }), `Promote ${item.candidateId} anyway`);
+  const dismiss = button('Dismiss', () => vscode.postMessage({ type: 'dismiss', candidateId: item.candidateId }), `Dismiss ${item.candidateId}`);
+  for (const b of [retest, promote, dismiss]) b.disabled = running;
+  // Promoting over the gate needs the candidate to have been tested against the prompt in force.
+  if (item.stale) promote.disabled = true;
   return el('article', { class: 'candidate verdict-near-miss', 'data-candidate': item.candidateId, 'aria-label': `Near-miss ${item.candidateId}` },
     el('h3', {}, `${item.candidateId} — near-miss (${item.failed ?? '?'})`),
     el('p', { class: 'muted' }, `${item.ts}${item.stale ? ' · tested against an older prompt' : ''}`),
     item.stats ? stats(item.stats) : undefined,
     checks(item.checks),
     diff(item.diff),
-    el('div', { class: 'row' }, retest),
+    el('div', { class: 'row' }, retest, promote, dismiss),
   );
 }
 
@@ -142,11 +146,12 @@ function versions(state: ReviewState): Node[] {
 
 function version(v: VersionView, state: ReviewState): Node {
   const parent = v.parent ? labelOf(state, v.parent) : undefined;
-  const where = v.kind === 'promotion' ? `promotion of ${parent ?? '?'}`
+  const where = v.kind === 'promotion' ? `${v.lineage?.humanOverride ? 'promoted anyway by you' : 'promotion'} of ${parent ?? '?'}`
     : v.kind === 'rollback' ? `rollback to ${v.restores ? labelOf(state, v.restores) : '?'}`
     : parent ? `root (a hand edit after ${parent})` : 'root';
+  const override = v.lineage?.humanOverride;
   const lineage = v.lineage
-    ? el('p', { class: 'stats' }, `N=${v.lineage.n} · b=${v.lineage.b} · c=${v.lineage.c} · effect ${signed(v.lineage.effect)} · p=${number(v.lineage.p)} · adjusted α=${number(v.lineage.adjustedAlpha)} · edit ${v.lineage.editDistance} line(s) · drift ${v.lineage.drift.toFixed(3)} · model ${v.lineage.model} · task set ${v.lineage.taskSetHash.slice(0, 12)}`)
+    ? el('p', { class: 'stats' }, `${override ? `human override (the gate stopped it at ${override.failedCheck}) · ` : ''}N=${v.lineage.n} · b=${v.lineage.b} · c=${v.lineage.c} · effect ${signed(v.lineage.effect)} · p=${number(v.lineage.p)} · adjusted α=${number(v.lineage.adjustedAlpha)} · edit ${v.lineage.editDistance} line(s) · drift ${v.lineage.drift.toFixed(3)} · model ${v.lineage.model} · task set ${v.lineage.taskSetHash.slice(0, 12)}`)
     : undefined;
   const restore = v.inForce ? undefined : button('Restore', () => vscode.postMessage({ type: 'restore', versionId: v.id }), `Restore ${v.label}`);
   const details = el('details', {}, el('summary', {}, 'Diff against its parent'), diff(v.diff));

@@ -7,6 +7,9 @@
  */
 import type { TranscriptEntry } from '../core/chat/transcript';
 import type { GaugeState } from '../core/context/gauge';
+import type { DriftTotals } from '../core/context/driftEvents';
+import type { RantStatus } from '../core/evolution/triage';
+import { isHandoffBranchName } from '../core/git/allowList';
 
 export type { TranscriptEntry, GaugeState };
 
@@ -27,12 +30,14 @@ export interface GitInfo {
 export interface DriftPoint {
   readonly ts: string;
   readonly delta: number;
+  /** The largest estimate sent while the window was open (drawn beside |delta|). */
+  readonly windowMaxEst: number;
   readonly model: string;
   readonly provider: string;
 }
 
 export interface DriftView {
-  readonly totals: { readonly windows: number; readonly warned: number; readonly drifts: number; readonly abs_delta_sum: number };
+  readonly totals: DriftTotals;
   readonly openWindow?: { readonly since: string; readonly reason: string; readonly model: string; readonly provider: string };
   readonly points: readonly DriftPoint[];
   readonly skippedLines: number;
@@ -42,8 +47,13 @@ export interface RantView {
   readonly id: string;
   readonly ts: string;
   readonly text: string;
-  readonly status: 'new' | 'duplicate' | 'triaged' | 'acted' | 'dismissed';
+  /** triage.jsonl's status (docs/architecture.md, "Evolution"). */
+  readonly status: RantStatus;
   readonly class: string | null;
+  /** `confusion`: the explanation shown with the rant. */
+  readonly answer: string | null;
+  /** `duplicate`: the rant it repeats. */
+  readonly duplicateOf: string | null;
   readonly branch: string | null;
   readonly commit: string | null;
 }
@@ -62,7 +72,12 @@ export interface RunView {
 export type HostMessage =
   | {
       readonly type: 'init';
+      /** The session shown; the view names it in `loadOlder` and `find`, and drops answers about another. */
+      readonly session: string;
+      /** The newest entries only (docs/architecture.md, "Sessions"); older ones come in pages. */
       readonly entries: readonly TranscriptEntry[];
+      /** Entries older than the first of `entries` exist. */
+      readonly more: boolean;
       readonly busy: boolean;
       readonly provider: ProviderInfo;
       readonly gauge?: GaugeState;
@@ -71,6 +86,8 @@ export type HostMessage =
       readonly sessionTitle: string;
     }
   | { readonly type: 'entry'; readonly entry: TranscriptEntry }
+  | OlderEntriesMessage
+  | FoundMessage
   | { readonly type: 'delta'; readonly id: string; readonly text: string }
   | ReplaceTextMessage
   | { readonly type: 'busy'; readonly busy: boolean }
@@ -97,6 +114,35 @@ export function isReplaceTextMessage(value: unknown): value is ReplaceTextMessag
   return m.type === 'replaceText' && typeof m.id === 'string' && typeof m.text === 'string';
 }
 
+/** The page of entries just older than those the view has, answering `loadOlder`. */
+export interface OlderEntriesMessage {
+  readonly type: 'older';
+  readonly session: string;
+  /** The entry they come before: the oldest the view had when it asked. */
+  readonly before: string;
+  readonly entries: readonly TranscriptEntry[];
+  /** Entries older than these exist. */
+  readonly more: boolean;
+}
+
+/**
+ * The answer to `find`: the entry found (none: no match), and the entries
+ * between it and the oldest the view has, so that the view can show it.
+ */
+export interface FoundMessage {
+  readonly type: 'found';
+  readonly session: string;
+  readonly query: string;
+  readonly hit: string | null;
+  /** Which match `hit` is, counted from the oldest (1-based), of `total`. */
+  readonly ordinal: number;
+  readonly total: number;
+  /** Entries to put before the view's oldest, down to the hit; empty when the view has it already. */
+  readonly older: readonly TranscriptEntry[];
+  /** With `older`: entries older than these exist. */
+  readonly more: boolean;
+}
+
 /** Commands the webview may ask the host to run: a fixed list, nothing else. */
 export const WEBVIEW_COMMANDS = ['candor.selectModel', 'candor.setApiKey', 'candor.newSession', 'candor.openSession', 'candor.compact', 'candor.showDrift', 'candor.rant', 'candor.showLog', 'candor.evolve'] as const;
 export type WebviewCommand = (typeof WEBVIEW_COMMANDS)[number];
@@ -108,9 +154,34 @@ export type WebviewMessage =
   | { readonly type: 'retry' }
   | { readonly type: 'runCommand'; readonly command: WebviewCommand }
   | { readonly type: 'feedback'; readonly entryId: string; readonly value: 'up' | 'down' }
+  | LoadOlderMessage
+  | FindMessage
   | { readonly type: 'dismissRant'; readonly id: string }
   | { readonly type: 'takeBranch'; readonly branch: string }
   | { readonly type: 'showDiff'; readonly branch: string };
+
+/** The view scrolled up to its oldest entry: it asks for the page before it. */
+export interface LoadOlderMessage {
+  readonly type: 'loadOlder';
+  readonly session: string;
+  readonly before: string;
+}
+
+/** Find in chat: the next entry holding `query`, going `direction` from the entry `from` (from the newest when absent). */
+export interface FindMessage {
+  readonly type: 'find';
+  readonly session: string;
+  readonly query: string;
+  readonly direction: 'older' | 'newer';
+  readonly from?: string;
+  /** The oldest entry the view has (absent: it has none). */
+  readonly oldest?: string;
+}
+
+/** Longest id of a session or an entry the view may name (an entry id holds a tool call id the model chose). */
+const MAX_ID_CHARS = 512;
+/** Longest text find looks for. */
+export const MAX_FIND_CHARS = 1000;
 
 /** Longest message a user may send from the chat box (1 MiB of text). */
 export const MAX_SEND_CHARS = 1_048_576;
@@ -119,6 +190,7 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | undefined 
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const m = value as Record<string, unknown>;
   const only = (...keys: string[]): boolean => Object.keys(m).every((k) => k === 'type' || keys.includes(k));
+  const id = (value: unknown): value is string => typeof value === 'string' && value !== '' && value.length <= MAX_ID_CHARS;
   switch (m.type) {
     case 'ready':
     case 'stop':
@@ -134,11 +206,20 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | undefined 
       return only('entryId', 'value') && typeof m.entryId === 'string' && m.entryId.length <= 200 && (m.value === 'up' || m.value === 'down')
         ? { type: 'feedback', entryId: m.entryId, value: m.value }
         : undefined;
+    case 'loadOlder':
+      return only('session', 'before') && id(m.session) && id(m.before) ? { type: 'loadOlder', session: m.session, before: m.before } : undefined;
+    case 'find': {
+      if (!only('session', 'query', 'direction', 'from', 'oldest') || !id(m.session)) return undefined;
+      if (typeof m.query !== 'string' || m.query.trim() === '' || m.query.length > MAX_FIND_CHARS) return undefined;
+      if (m.direction !== 'older' && m.direction !== 'newer') return undefined;
+      if ((m.from !== undefined && !id(m.from)) || (m.oldest !== undefined && !id(m.oldest))) return undefined;
+      return { type: 'find', session: m.session, query: m.query, direction: m.direction, ...(m.from === undefined ? {} : { from: m.from }), ...(m.oldest === undefined ? {} : { oldest: m.oldest }) };
+    }
     case 'dismissRant':
       return only('id') && typeof m.id === 'string' && /^[0-9a-z-]{1,64}$/.test(m.id) ? { type: 'dismissRant', id: m.id } : undefined;
     case 'takeBranch':
     case 'showDiff':
-      return only('branch') && typeof m.branch === 'string' && /^candor\/[0-9a-z-]{1,80}$/.test(m.branch) ? { type: m.type, branch: m.branch } : undefined;
+      return only('branch') && typeof m.branch === 'string' && isHandoffBranchName(m.branch) ? { type: m.type, branch: m.branch } : undefined;
     default:
       return undefined;
   }

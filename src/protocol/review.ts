@@ -115,6 +115,10 @@ export type ReviewWebviewMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'refresh' }
   | { readonly type: 'retest'; readonly candidateId: string }
+  /** Drop a near-miss from the review queue. */
+  | { readonly type: 'dismiss'; readonly candidateId: string }
+  /** A person's override of the gate: promote a near-miss (the frozen-block check still applies). */
+  | { readonly type: 'promoteAnyway'; readonly candidateId: string }
   | { readonly type: 'restore'; readonly versionId: string };
 
 const CANDIDATE_ID = /^c-[0-9a-f]{12}$/;
@@ -130,7 +134,9 @@ export function parseReviewMessage(value: unknown): ReviewWebviewMessage | undef
     case 'refresh':
       return only() ? { type: m.type } : undefined;
     case 'retest':
-      return only('candidateId') && typeof m.candidateId === 'string' && CANDIDATE_ID.test(m.candidateId) ? { type: 'retest', candidateId: m.candidateId } : undefined;
+    case 'dismiss':
+    case 'promoteAnyway':
+      return only('candidateId') && typeof m.candidateId === 'string' && CANDIDATE_ID.test(m.candidateId) ? { type: m.type, candidateId: m.candidateId } : undefined;
     case 'restore':
       return only('versionId') && typeof m.versionId === 'string' && VERSION_ID.test(m.versionId) ? { type: 'restore', versionId: m.versionId } : undefined;
     default:

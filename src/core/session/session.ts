@@ -1,17 +1,22 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { appendQueue, isoNow, readJsonLines } from '../jsonl';
 import { newId } from '../ids';
 import { contentText, type ChatMessage } from '../messages';
+import { redact } from '../redact';
 import { isSessionRecord, type SessionRecord } from './records';
+import { titleFromText } from './listing';
+import { loadSessionRecords } from './load';
+import { History, type HistoryEntry } from './history';
 
 type Draft<T> = T extends unknown ? Omit<T, 'v' | 'ts'> : never;
 
-export interface SessionSummary {
-  readonly id: string;
-  readonly title: string;
-  readonly updated: string;
-  readonly file: string;
+export interface SessionOptions {
+  /**
+   * Redacts the title written from the first user message (the session file
+   * keeps the message as typed; the title is Candor's own record). Default:
+   * credential patterns only.
+   */
+  readonly redactTitle?: (text: string) => string;
 }
 
 /**
@@ -26,6 +31,8 @@ export interface SessionSummary {
 export class Session {
   private readonly records: SessionRecord[] = [];
   private readonly listeners = new Set<(record: SessionRecord) => void>();
+  /** The history the model sees, kept as records arrive (history.ts). */
+  private readonly historyList = new History();
   /** Lines that could not be read when the session was opened. */
   readonly skippedLines: number;
 
@@ -38,28 +45,62 @@ export class Session {
   ) {
     this.records = records;
     this.skippedLines = skipped;
+    for (const record of records) this.historyList.add(record);
   }
 
-  static create(dir: string, project: string | undefined, clock: () => Date = () => new Date()): Session {
+  static create(dir: string, project: string | undefined, clock: () => Date = () => new Date(), options: SessionOptions = {}): Session {
     const id = newId();
-    const session = new Session(id, path.join(dir, `${id}.jsonl`), [], 0, clock);
+    const session = new Session(id, path.join(dir, `${id}.jsonl`), [], 0, clock).configure(options);
     session.append({ type: 'meta', id, project });
     return session;
   }
 
-  static open(file: string, clock: () => Date = () => new Date()): Session {
+  static open(file: string, clock: () => Date = () => new Date(), options: SessionOptions = {}): Session {
     const { records, skipped } = readJsonLines(file);
     const valid: SessionRecord[] = records.filter((r): r is SessionRecord & Record<string, unknown> => isSessionRecord(r));
     const id = path.basename(file, '.jsonl');
-    return new Session(id, file, valid, skipped.length + (records.length - valid.length), clock);
+    return new Session(id, file, valid, skipped.length + (records.length - valid.length), clock).configure(options);
+  }
+
+  /** `open`, with the file read off the caller's thread and parsed in slices (docs/architecture.md, "Sessions"). */
+  static async load(file: string, clock: () => Date = () => new Date(), options: SessionOptions = {}): Promise<Session> {
+    const { records, skipped } = await loadSessionRecords(file);
+    return new Session(path.basename(file, '.jsonl'), file, records, skipped, clock).configure(options);
+  }
+
+  private redactTitle: (text: string) => string = (text) => redact(text);
+  /** Whether the session has its title, or a user message to take it from; known once asked. */
+  private titled: boolean | undefined;
+
+  private configure(options: SessionOptions): this {
+    if (options.redactTitle) this.redactTitle = options.redactTitle;
+    return this;
   }
 
   append(draft: Draft<SessionRecord>): SessionRecord {
+    if (draft.type === 'message' && draft.message.role === 'user' && !this.hasTitle()) this.writeTitle(contentText(draft.message));
     const record = { v: 1, ts: isoNow(this.clock), ...draft } as SessionRecord;
     appendQueue.append(this.file, record);
     this.records.push(record);
+    this.historyList.add(record);
     for (const listener of this.listeners) listener(record);
     return record;
+  }
+
+  /**
+   * The title is a record of its own, written just before the first user
+   * message: near the start of the file, where listing sessions reads it
+   * without reading the rest (docs/architecture.md, "Sessions").
+   */
+  private writeTitle(text: string): void {
+    this.titled = true;
+    const title = titleFromText(this.redactTitle(text));
+    if (title !== '') this.append({ type: 'meta', id: this.id, title });
+  }
+
+  private hasTitle(): boolean {
+    this.titled ??= this.records.some((r) => (r.type === 'meta' && !!r.title) || (r.type === 'message' && r.message.role === 'user'));
+    return this.titled;
   }
 
   /** Calls `listener` with every record appended from now on, in order. Returns the unsubscribe. */
@@ -82,26 +123,14 @@ export class Session {
     return this.records;
   }
 
-  /** The messages to send after the system prompt. */
-  history(): ChatMessage[] {
-    return this.historyEntries().map((entry) => entry.message);
+  /** The messages to send after the system prompt: the live list, kept as records arrive. */
+  history(): readonly ChatMessage[] {
+    return this.historyList.messageList;
   }
 
   /** History with the record id of each message (summaries carry the compaction id). */
-  historyEntries(): Array<{ id: string; message: ChatMessage }> {
-    let out: Array<{ id: string; message: ChatMessage }> = [];
-    for (const record of this.records) {
-      if (record.type === 'message') out.push({ id: record.id, message: record.message });
-      if (record.type === 'compaction') {
-        // The summary takes the place of the oldest entry it replaces (an
-        // earlier summary may be among them).
-        const replaced = new Set(record.replaces);
-        const at = Math.max(0, out.findIndex((entry) => replaced.has(entry.id)));
-        out = out.filter((entry) => !replaced.has(entry.id));
-        out.splice(Math.min(at, out.length), 0, { id: record.id, message: record.summary });
-      }
-    }
-    return out;
+  historyEntries(): readonly HistoryEntry[] {
+    return this.historyList.list;
   }
 
   lastGateState(): unknown {
@@ -124,27 +153,10 @@ export class Session {
   }
 
   title(): string {
-    const meta = this.records.find((r) => r.type === 'meta');
+    const meta = this.records.find((r) => r.type === 'meta' && !!r.title);
     if (meta?.type === 'meta' && meta.title) return meta.title;
     const firstUser = this.records.find((r) => r.type === 'message' && r.message.role === 'user');
     const text = firstUser?.type === 'message' ? contentText(firstUser.message) : '';
-    return text.replace(/\s+/g, ' ').trim().slice(0, 60) || 'New session';
+    return titleFromText(text) || 'New session';
   }
-}
-
-export function listSessions(dir: string): SessionSummary[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
-  } catch {
-    return [];
-  }
-  return names
-    .map((name) => {
-      const file = path.join(dir, name);
-      const session = Session.open(file);
-      const last = session.all()[session.all().length - 1];
-      return { id: session.id, title: session.title(), updated: last?.ts ?? '', file };
-    })
-    .sort((a, b) => b.updated.localeCompare(a.updated));
 }

@@ -1,11 +1,13 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Conversation, type ChatEvent, type ChatSettings, type RequestTrace } from '../../core/chat/conversation';
+import { Conversation, type ChatEvent, type ChatSettings, type ConversationDeps, type RequestTrace } from '../../core/chat/conversation';
 import { sessionCompactor } from '../../core/chat/compactor';
 import { noTools, type ToolHost } from '../../core/chat/tools';
-import { transcriptOf } from '../../core/chat/transcript';
 import { ContextGate, DriftLog, isGateState, textModelSummarizer } from '../../core/context';
-import { listSessions, Session } from '../../core/session/session';
+import { Session, type SessionOptions } from '../../core/session/session';
+import { listSessions } from '../../core/session/listing';
+import { OpenedSession } from '../../core/session/opened';
+import type { FindMessage, LoadOlderMessage } from '../../protocol/chat';
 import { saveRant } from '../../core/rants';
 import type { Logger } from '../../core/log';
 import type { SecretSet } from '../../core/redact';
@@ -18,6 +20,7 @@ import type { StatusGauge } from '../context/statusGauge';
 import { Disposable } from '../platform/lifecycle';
 import { CURRENT_SESSION_KEY, takeCurrentSession } from './currentSession';
 import type { MessageHandlers } from './router';
+import { errorMessage } from '../../core/errorMessage';
 
 export interface ChatControllerDeps {
   readonly dataDir: string;
@@ -33,10 +36,16 @@ export interface ChatControllerDeps {
   readonly log: Logger;
   /** The extension host's one SecretSet: notices, partial replies, traces and messages shown are redacted with it. */
   readonly secrets: SecretSet;
-  readonly systemPrompt: () => Promise<string>;
+  readonly systemPrompt: ConversationDeps['systemPrompt'];
   readonly tools: () => ToolHost;
   /** Every request that ended (the prompt-evolution trace store). */
   readonly trace: (trace: RequestTrace) => void;
+}
+
+/** The current session, as other features name it. */
+export interface SessionRef {
+  readonly id: string;
+  readonly file: string;
 }
 
 export interface SavedRant {
@@ -47,10 +56,16 @@ export interface SavedRant {
 /**
  * Owns the current session and its conversation, and connects them to the
  * chat view and the status bar. Everything it knows is on disk, so a reload
- * rebuilds it from the session file.
+ * rebuilds it from the session file. The view gets the session's newest
+ * entries at once; the conversation exists once the whole file is parsed,
+ * in the background, and whatever needs it waits for it
+ * (docs/architecture.md, "Sessions").
  */
 export class ChatController extends Disposable {
-  private conversation: Conversation;
+  private opened: OpenedSession;
+  /** The conversation of `opened`, once its session is loaded. */
+  private conversation: Conversation | undefined;
+  private conversationReady: Promise<Conversation>;
   private readonly driftLog: DriftLog;
   private lastGauge: GaugeState | undefined;
   private readonly rantSaved = this.register(new vscode.EventEmitter<SavedRant>());
@@ -60,18 +75,23 @@ export class ChatController extends Disposable {
   constructor(private readonly deps: ChatControllerDeps) {
     super();
     this.driftLog = new DriftLog(path.join(deps.dataDir, 'drift.jsonl'));
-    this.conversation = this.openInitial();
+    this.opened = this.openInitial();
+    this.conversationReady = this.conversationOf(this.opened);
     this.register(deps.view.onDidBecomeReady(() => void this.sendInit()));
     // Records still on their way to disk when the extension stops are written before it goes.
-    this.register({ dispose: () => void this.conversation.session.flushed().catch((err: unknown) => deps.log.error(`session file: ${String(err)}`)) });
+    this.register({ dispose: () => {
+      // An open loss window is written as anchor_loss_open before the session's last records are flushed.
+      this.conversation?.dispose();
+      void this.opened.session?.flushed().catch((err: unknown) => deps.log.error(`session file: ${String(err)}`));
+    } });
   }
 
   get sessionsDir(): string {
     return path.join(this.deps.dataDir, 'sessions');
   }
 
-  get currentSession(): Session {
-    return this.conversation.session;
+  get currentSession(): SessionRef {
+    return this.opened;
   }
 
   get drift(): DriftLog {
@@ -82,11 +102,13 @@ export class ChatController extends Disposable {
   messageHandlers(): MessageHandlers<'chat'> {
     return {
       send: (message) => this.send(message.text),
-      stop: () => this.conversation.stop(),
+      stop: () => this.conversation?.stop(),
       retry: async () => {
         await this.prepare();
-        await this.conversation.retry();
+        await (await this.loadedConversation())?.retry();
       },
+      loadOlder: (message) => this.loadOlder(message),
+      find: (message) => this.find(message),
     };
   }
 
@@ -97,7 +119,7 @@ export class ChatController extends Disposable {
       return;
     }
     await this.prepare();
-    await this.conversation.send(text);
+    await (await this.loadedConversation())?.send(text);
   }
 
   async rant(text: string): Promise<void> {
@@ -113,8 +135,7 @@ export class ChatController extends Disposable {
   }
 
   newSession(): void {
-    this.conversation.stop();
-    this.conversation = this.build(Session.create(this.sessionsDir, vscode.workspace.workspaceFolders?.[0]?.name));
+    this.switchTo(OpenedSession.of(this.createSession()));
     void this.deps.workspaceState.update(CURRENT_SESSION_KEY, this.currentSession.file);
     void this.sendInit();
   }
@@ -130,8 +151,7 @@ export class ChatController extends Disposable {
       { title: 'Candor: Open Session…', placeHolder: 'Reopen a past session' },
     );
     if (!pick) return;
-    this.conversation.stop();
-    this.conversation = this.build(Session.open(pick.file));
+    this.switchTo(OpenedSession.open(pick.file, this.sessionOptions()));
     await this.deps.workspaceState.update(CURRENT_SESSION_KEY, pick.file);
     await this.sendInit();
   }
@@ -144,10 +164,12 @@ export class ChatController extends Disposable {
         token.onCancellationRequested(() => controller.abort());
         await this.prepare();
         try {
-          const result = await this.conversation.compactNow(controller.signal);
+          const conversation = await this.loadedConversation();
+          if (!conversation) return;
+          const result = await conversation.compactNow(controller.signal);
           void vscode.window.showInformationMessage(`Compacted ${result.replaced} messages into a summary; the anchor was dropped.`);
         } catch (err) {
-          void vscode.window.showWarningMessage(this.deps.secrets.redact(`Compaction did not happen, the history is unchanged: ${err instanceof Error ? err.message : String(err)}`));
+          void vscode.window.showWarningMessage(this.deps.secrets.redact(`Compaction did not happen, the history is unchanged: ${errorMessage(err)}`));
         }
       },
     );
@@ -157,7 +179,11 @@ export class ChatController extends Disposable {
   async refresh(): Promise<void> {
     this.deps.view.post({ type: 'provider', provider: this.deps.providers.info() });
     await this.prepare().catch(() => undefined);
-    await this.conversation.publishGauge().catch((err: unknown) => this.deps.log.warn(`gauge: ${String(err)}`));
+    await this.publishGauge();
+  }
+
+  private async publishGauge(): Promise<void> {
+    await this.conversationReady.then((c) => c.publishGauge()).catch((err: unknown) => this.deps.log.warn(`gauge: ${String(err)}`));
   }
 
   /** Starts the model's tokenizer in the background, so the first send does not wait for it. */
@@ -165,39 +191,116 @@ export class ChatController extends Disposable {
     this.deps.estimators.warm(this.deps.providers.identity().model);
   }
 
+  /**
+   * The view (re)started, or the session changed: the newest entries, read
+   * from the end of the file until the session is loaded. The gauge needs
+   * the whole history; it follows as soon as the session is loaded.
+   */
   private async sendInit(): Promise<void> {
     await this.prepare().catch((err: unknown) => this.deps.log.error(`estimator: ${String(err)}`));
-    const session = this.currentSession;
-    this.lastGauge = await this.conversation.publishGauge().catch(() => this.lastGauge);
+    const opened = this.opened;
+    let page: ReturnType<OpenedSession['firstPage']>;
+    try {
+      page = opened.firstPage();
+    } catch (err) {
+      this.deps.log.warn(`session ${opened.id}: could not read its newest entries: ${String(err)}`);
+      page = { entries: [], more: false, title: 'New session', skippedLines: 0 };
+    }
     const settings = this.deps.settings.read();
     this.deps.view.post({
       type: 'init',
-      entries: transcriptOf(session),
-      busy: this.conversation.busy,
+      session: opened.id,
+      entries: page.entries,
+      more: page.more,
+      busy: this.conversation?.busy ?? false,
       provider: this.deps.providers.info(),
       gauge: this.lastGauge,
       trusted: vscode.workspace.isTrusted,
       welcome: !settings.baseUrl,
-      sessionTitle: session.title(),
+      sessionTitle: page.title,
     });
-    if (session.skippedLines > 0) {
-      this.deps.log.warn(`session ${session.id}: ${session.skippedLines} unreadable line(s) skipped; the file is kept as it is`);
-    }
+    await this.publishGauge();
   }
 
-  private openInitial(): Conversation {
+  /** The page before the view's oldest entry. */
+  private async loadOlder(message: LoadOlderMessage): Promise<void> {
+    const opened = this.opened;
+    if (message.session !== opened.id) return;
+    const page = await opened.older(message.before);
+    if (this.opened !== opened) return;
+    this.deps.view.post({ type: 'older', session: opened.id, before: message.before, entries: page.entries, more: page.more });
+  }
+
+  /** Find in chat: the host looks through the whole session; the view shows what it finds. */
+  private async find(message: FindMessage): Promise<void> {
+    const opened = this.opened;
+    if (message.session !== opened.id) return;
+    const answer = await opened.find(message.query, message.from, message.direction, message.oldest, (text) => this.deps.secrets.redact(text));
+    if (this.opened !== opened) return;
+    this.deps.view.post({ type: 'found', session: opened.id, query: message.query, ...answer });
+  }
+
+  private openInitial(): OpenedSession {
     const { file, migrated } = takeCurrentSession(this.deps.workspaceState, this.deps.globalState, this.sessionsDir);
     if (migrated) this.deps.log.info(`the current session is now kept per workspace; this one keeps ${path.basename(file ?? '')}`);
-    if (file) {
-      try {
-        return this.build(Session.open(file));
-      } catch (err) {
-        this.deps.log.warn(`could not reopen session ${file}: ${String(err)}`);
-      }
-    }
-    const session = Session.create(this.sessionsDir, vscode.workspace.workspaceFolders?.[0]?.name);
+    if (file) return OpenedSession.open(file, this.sessionOptions());
+    const session = this.createSession();
     void this.deps.workspaceState.update(CURRENT_SESSION_KEY, session.file);
-    return this.build(session);
+    return OpenedSession.of(session);
+  }
+
+  private createSession(): Session {
+    return Session.create(this.sessionsDir, vscode.workspace.workspaceFolders?.[0]?.name, undefined, this.sessionOptions());
+  }
+
+  private sessionOptions(): SessionOptions {
+    return { redactTitle: (text) => this.deps.secrets.redact(text) };
+  }
+
+  /**
+   * The current conversation, once its session is loaded; none if the user
+   * opened another session meanwhile (what they asked was for the one they left).
+   */
+  private async loadedConversation(): Promise<Conversation | undefined> {
+    const opened = this.opened;
+    const conversation = await this.conversationReady;
+    return this.opened === opened ? conversation : undefined;
+  }
+
+  /** Makes `opened` the current session; a reply of the one before is stopped. */
+  private switchTo(opened: OpenedSession): void {
+    this.conversation?.dispose();
+    this.opened.dispose();
+    this.opened = opened;
+    this.conversation = undefined;
+    this.lastGauge = undefined;
+    this.conversationReady = this.conversationOf(opened);
+  }
+
+  /**
+   * The conversation of `opened`, built once its session is loaded. A file
+   * that cannot be read leaves it for a new session, as a missing one would.
+   */
+  private conversationOf(opened: OpenedSession): Promise<Conversation> {
+    const started = performance.now();
+    const ready = opened.loaded.then(
+      ({ session }) => {
+        const loaded = performance.now();
+        const conversation = this.build(session);
+        if (this.opened === opened) this.conversation = conversation;
+        this.deps.log.info(`session ${session.id}: ${session.all().length} records loaded in ${Math.round(loaded - started)} ms, conversation built in ${Math.round(performance.now() - loaded)} ms`);
+        if (session.skippedLines > 0) this.deps.log.warn(`session ${session.id}: ${session.skippedLines} unreadable line(s) skipped; the file is kept as it is`);
+        return conversation;
+      },
+      (err: unknown) => {
+        this.deps.log.warn(`could not reopen session ${opened.file}: ${String(err)}`);
+        if (this.opened !== opened) throw err;
+        this.newSession();
+        return this.conversationReady;
+      },
+    );
+    ready.catch(() => undefined);
+    return ready;
   }
 
   private build(session: Session): Conversation {
@@ -209,7 +312,7 @@ export class ChatController extends Disposable {
       gate,
       identity: () => this.deps.providers.identity(),
       driftTotals: () => this.driftLog.readDrift().totals,
-      estimate: (model, messages) => this.deps.estimators.estimate(model, messages),
+      tokenizer: (model) => this.deps.estimators.counterFor(model),
       provider: () => this.deps.providers.handle(),
       settings: () => this.chatSettings(),
       systemPrompt: this.deps.systemPrompt,
@@ -217,7 +320,7 @@ export class ChatController extends Disposable {
       compactor: sessionCompactor(summarize),
       // A conversation left behind by New/Open Session may still be winding down: its events are not shown.
       emit: (event) => {
-        if (this.conversation === undefined || this.conversation.session === session) this.relay(event);
+        if (this.opened.session === session) this.relay(event);
       },
       log: this.deps.log,
       // Traces hold ids and numbers; redacted all the same, as everything written is.
@@ -228,8 +331,11 @@ export class ChatController extends Disposable {
 
   private chatSettings(): ChatSettings {
     const s = this.deps.settings.read();
+    // The window the server runs with, unless the user set one (docs/architecture.md, "Local model servers").
+    const window = this.deps.providers.contextWindow(s);
     return {
-      contextWindow: s.contextWindow,
+      contextWindow: window.tokens,
+      windowSource: window.source,
       thresholdPercent: s.thresholdPercent,
       keepTurns: s.keepTurns,
     };

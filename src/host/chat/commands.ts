@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
 import type { Logger } from '../../core/log';
-import type { SecretSet } from '../../core/redact';
 import type { DriftView } from '../../protocol/chat';
 import type { ChatController } from './chatController';
 import type { ChatView } from './chatView';
@@ -8,6 +7,8 @@ import type { ApiKeys } from '../provider/secrets';
 import type { Providers } from '../provider/provider';
 import type { Settings } from '../settings/config';
 import { selectModel } from '../provider/selectModel';
+import { registerCommand } from '../platform/command';
+import type { Notifier } from '../platform/notify';
 
 export interface CommandDeps {
   readonly dataDir: string;
@@ -18,24 +19,14 @@ export interface CommandDeps {
   readonly settings: Settings;
   readonly channel: vscode.LogOutputChannel;
   readonly log: Logger;
-  /** Error messages shown in notifications are redacted like everything else. */
-  readonly secrets: SecretSet;
+  /** A command that fails is logged and shown through it, redacted like everything else. */
+  readonly notify: Notifier;
 }
 
 /** The chat's commands. Features with commands of their own register them beside their code. */
 export function registerChatCommands(deps: CommandDeps): vscode.Disposable[] {
   const { chat, log } = deps;
-  const run = (id: string, fn: () => unknown): vscode.Disposable =>
-    vscode.commands.registerCommand(id, async () => {
-      try {
-        await fn();
-      } catch (err) {
-        log.error(`${id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-        void vscode.window.showErrorMessage(deps.secrets.redact(`Candor: ${err instanceof Error ? err.message : String(err)}`), 'Show Log').then((a) => {
-          if (a) deps.channel.show();
-        });
-      }
-    });
+  const run = (id: string, fn: () => unknown): vscode.Disposable => registerCommand(id, fn, deps.notify);
   return [
     run('candor.rant', async () => {
       const text = await vscode.window.showInputBox({ title: 'Candor: Rant', prompt: 'What went wrong?', ignoreFocusOut: true });
@@ -71,7 +62,7 @@ export function driftView(chat: ChatController): DriftView {
   return {
     totals: read.totals,
     openWindow: opening ? { since: opening.ts, reason: open.losses.map((l) => l.reason).join(' + '), model: opening.model, provider: opening.provider } : undefined,
-    points: read.events.flatMap((e) => (e.event === 'anchor_drift' ? [{ ts: e.ts, delta: e.delta, model: e.model, provider: e.provider }] : [])),
+    points: read.events.flatMap((e) => (e.event === 'anchor_drift' ? [{ ts: e.ts, delta: e.delta, windowMaxEst: e.window_max_est, model: e.model, provider: e.provider }] : [])),
     skippedLines: read.skipped,
   };
 }

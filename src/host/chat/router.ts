@@ -16,6 +16,8 @@ export const MESSAGE_OWNERS = {
   send: 'chat',
   stop: 'chat',
   retry: 'chat',
+  loadOlder: 'chat',
+  find: 'chat',
   dismissRant: 'evolution',
   takeBranch: 'evolution',
   showDiff: 'evolution',

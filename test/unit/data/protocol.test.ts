@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { MAX_SEND_CHARS, parseWebviewMessage } from '../../../src/protocol/chat';
+import { MAX_FIND_CHARS, MAX_SEND_CHARS, parseWebviewMessage } from '../../../src/protocol/chat';
 
 describe('messages from the webview are untrusted input', () => {
   it('accepts each message of the protocol in its exact shape', () => {
@@ -9,6 +9,12 @@ describe('messages from the webview are untrusted input', () => {
     assert.deepEqual(parseWebviewMessage({ type: 'feedback', entryId: 'abc', value: 'down' }), { type: 'feedback', entryId: 'abc', value: 'down' });
     assert.deepEqual(parseWebviewMessage({ type: 'dismissRant', id: '01abc' }), { type: 'dismissRant', id: '01abc' });
     assert.deepEqual(parseWebviewMessage({ type: 'takeBranch', branch: 'candor/rant-01abc' }), { type: 'takeBranch', branch: 'candor/rant-01abc' });
+    assert.deepEqual(parseWebviewMessage({ type: 'loadOlder', session: '01s', before: '01m:call_1' }), { type: 'loadOlder', session: '01s', before: '01m:call_1' });
+    assert.deepEqual(parseWebviewMessage({ type: 'find', session: '01s', query: 'needle', direction: 'older' }), { type: 'find', session: '01s', query: 'needle', direction: 'older' });
+    assert.deepEqual(
+      parseWebviewMessage({ type: 'find', session: '01s', query: 'needle', direction: 'newer', from: '01a', oldest: '01b' }),
+      { type: 'find', session: '01s', query: 'needle', direction: 'newer', from: '01a', oldest: '01b' },
+    );
   });
 
   for (const [what, raw] of [
@@ -26,6 +32,15 @@ describe('messages from the webview are untrusted input', () => {
     ['a rant id with a path in it', { type: 'dismissRant', id: '../../etc' }],
     ['a branch outside candor/', { type: 'takeBranch', branch: 'main' }],
     ['a branch with an option in it', { type: 'takeBranch', branch: 'candor/--upload-pack=x' }],
+    ['loadOlder without an entry', { type: 'loadOlder', session: '01s' }],
+    ['loadOlder with an empty entry id', { type: 'loadOlder', session: '01s', before: '' }],
+    ['loadOlder with an id longer than any entry has', { type: 'loadOlder', session: '01s', before: 'x'.repeat(513) }],
+    ['loadOlder with an extra field', { type: 'loadOlder', session: '01s', before: 'a', count: 1e9 }],
+    ['find with only spaces', { type: 'find', session: '01s', query: '   ', direction: 'older' }],
+    ['find over the size limit', { type: 'find', session: '01s', query: 'x'.repeat(MAX_FIND_CHARS + 1), direction: 'older' }],
+    ['find in another direction', { type: 'find', session: '01s', query: 'x', direction: 'sideways' }],
+    ['find from a number', { type: 'find', session: '01s', query: 'x', direction: 'older', from: 7 }],
+    ['find without a session', { type: 'find', query: 'x', direction: 'older' }],
   ] as const) {
     it(`drops ${what}`, () => assert.equal(parseWebviewMessage(raw), undefined));
   }

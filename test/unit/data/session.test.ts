@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Session, listSessions } from '../../../src/core/session/session';
+import { Session } from '../../../src/core/session/session';
+import { listSessions } from '../../../src/core/session/listing';
 import { transcriptOf } from '../../../src/core/chat/transcript';
 
 describe('session files', () => {
@@ -57,7 +58,8 @@ describe('session files', () => {
     session.onAppend((record) => seen.push(record.type === 'message' ? String(record.message.content) : record.type));
     for (let i = 0; i < 50; i++) session.addMessage(`t${i}`, { role: 'user', content: `m${i}` });
     session.append({ type: 'gate', state: { n: 1 } });
-    assert.deepEqual(seen, [...[...Array(50).keys()].map((i) => `m${i}`), 'gate']);
+    // The title record comes just before the first user message.
+    assert.deepEqual(seen, ['meta', ...[...Array(50).keys()].map((i) => `m${i}`), 'gate']);
     assert.equal(session.history().length, 50, 'the history has them at once');
     await session.flushed();
     const reopened = Session.open(session.file);

@@ -1,0 +1,127 @@
+import { Transcript, type TranscriptEntry } from '../chat/transcript';
+import type { SessionRecord } from './records';
+import type { TranscriptPage } from './tail';
+
+/** What the pages read of a session: its records so far, and each one appended after. */
+export interface RecordSource {
+  all(): readonly SessionRecord[];
+  onAppend(listener: (record: SessionRecord) => void): () => void;
+}
+
+export type FindDirection = 'older' | 'newer';
+
+export interface FindResult {
+  /** The entry found, and where it is. */
+  readonly hit?: { readonly id: string; readonly index: number };
+  /** Which match it is, counted from the oldest (1-based), and how many there are. */
+  readonly ordinal: number;
+  readonly total: number;
+}
+
+/**
+ * A session's whole transcript, mapped once and kept current as records are
+ * appended, so that the chat can page back through it and find in it
+ * without reading the file again (docs/architecture.md, "Sessions"). The
+ * mapping is `Transcript`'s: the pages are what a reload would show.
+ */
+export class TranscriptPages {
+  private readonly list: TranscriptEntry[] = [];
+  private readonly positions = new Map<string, number>();
+  private readonly transcript = new Transcript();
+  private readonly unsubscribe: () => void;
+
+  constructor(source: RecordSource) {
+    for (const record of source.all()) this.add(record);
+    this.unsubscribe = source.onAppend((record) => this.add(record));
+  }
+
+  get size(): number {
+    return this.list.length;
+  }
+
+  indexOf(id: string): number | undefined {
+    return this.positions.get(id);
+  }
+
+  /** The newest `count` entries. */
+  newest(count: number): TranscriptPage {
+    return this.range(Math.max(0, this.list.length - count), this.list.length);
+  }
+
+  /** Up to `count` entries just older than the entry `id`; undefined when no entry has that id. */
+  before(id: string, count: number): TranscriptPage | undefined {
+    const at = this.positions.get(id);
+    return at === undefined ? undefined : this.range(Math.max(0, at - count), at);
+  }
+
+  /** Entries from index `from` up to, not including, `to`. */
+  range(from: number, to: number): TranscriptPage {
+    return { entries: this.list.slice(from, to), more: from > 0 };
+  }
+
+  /**
+   * The next entry whose text holds `query` (any case), going `direction`
+   * from the entry `from` (from the newest end when absent), wrapping around.
+   * `shown` gives an entry's text as the chat shows it (redacted): a match
+   * only in what the chat never shows is no match.
+   */
+  find(query: string, from: string | undefined, direction: FindDirection, shown: (text: string) => string): FindResult {
+    if (query.trim() === '') return { ordinal: 0, total: 0 };
+    const pattern = new RegExp(query.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+    const matches: number[] = [];
+    this.list.forEach((entry, index) => {
+      const text = searchText(entry);
+      if (pattern.test(text) && pattern.test(shown(text))) matches.push(index);
+    });
+    if (matches.length === 0) return { ordinal: 0, total: 0 };
+    const at = from === undefined ? undefined : this.positions.get(from);
+    let pick: number;
+    if (direction === 'older') {
+      const older = at === undefined ? matches.length - 1 : lastBelow(matches, at);
+      pick = older === -1 ? matches.length - 1 : older;
+    } else {
+      const newer = at === undefined ? 0 : lastBelow(matches, at + 1) + 1;
+      pick = newer >= matches.length ? 0 : newer;
+    }
+    const index = matches[pick] as number;
+    return { hit: { id: (this.list[index] as TranscriptEntry).id, index }, ordinal: pick + 1, total: matches.length };
+  }
+
+  dispose(): void {
+    this.unsubscribe();
+  }
+
+  private add(record: SessionRecord): void {
+    for (const entry of this.transcript.add(record)) {
+      const at = this.positions.get(entry.id);
+      if (at === undefined) {
+        this.positions.set(entry.id, this.list.length);
+        this.list.push(entry);
+      } else this.list[at] = entry;
+    }
+  }
+}
+
+/** The text of an entry that find looks in: what the chat shows of it, labels aside. */
+export function searchText(entry: TranscriptEntry): string {
+  switch (entry.kind) {
+    case 'tool-call':
+      return `${entry.name} ${entry.args}`;
+    case 'tool-result':
+      return `${entry.name} ${entry.text}`;
+    default:
+      return entry.text;
+  }
+}
+
+/** The position in `sorted` of its last value below `limit`, or -1. */
+function lastBelow(sorted: readonly number[], limit: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((sorted[mid] as number) < limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
