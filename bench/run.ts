@@ -2,9 +2,9 @@
 // side-by-side ratios; absolute times on a shared machine mean little.
 import * as path from 'node:path';
 
-const benches = ['gate', 'git', 'evolution', 'sandbox', 'promptEvolution'];
+const benches = ['gate', 'git', 'evolution', 'sandbox', 'promptEvolution', 'session'];
 /** Run only when named: they start code-server. */
-const onDemand = ['activation'];
+const onDemand = ['activation', 'sessionReopen'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).filter((arg) => !arg.endsWith('.vsix'));

@@ -5,11 +5,13 @@ import { saveRant, EmptyRantError } from '../core/rants';
 import { environmentSecrets, LineRedactor, type SecretSet } from '../core/redact';
 import { evolve, take, EVOLVE_USAGE } from './evolve';
 import { runPromptEvolutionCli, PROMPT_EVOLVE_USAGE } from './promptEvolve';
+import { errorMessage } from '../core/errorMessage';
 
 /**
  * The headless CLI over the same core as the extension:
  *   node dist/cli.js rant "text" --data-dir DIR [--project NAME]
- *   node dist/cli.js evolve --workspace DIR --data-dir DIR [flags mirroring candor.evolution.*]
+ *   node dist/cli.js evolve [--repository AGENT_REPO] --data-dir DIR [flags mirroring candor.evolution.*]
+ *   node dist/cli.js take candor/rant-<id> --repository AGENT_REPO --data-dir DIR
  *   node dist/cli.js prompt-evolve --workspace DIR --data-dir DIR [flags mirroring candor.promptEvolution.*]
  */
 const USAGE = `usage:
@@ -93,7 +95,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err: unknown) => {
-      console.error(err instanceof Error ? err.message : String(err));
+      console.error(errorMessage(err));
       process.exit(1);
     },
   );

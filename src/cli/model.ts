@@ -4,6 +4,7 @@ import { demoScenario } from '../core/offline/demoScenario';
 import { parseScenario, type Scenario } from '../core/offline/scenario';
 import { DEFAULT_POLICY, type ChatModel } from '../core/provider/chatModel';
 import { ModelResolver } from '../core/provider/resolve';
+import { errorMessage } from '../core/errorMessage';
 
 /** A command line that cannot run as given: exit 2 and print the usage. */
 export class UsageError extends Error {}
@@ -47,7 +48,7 @@ function loadScenario(file: string | undefined): Scenario {
   try {
     json = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new UsageError(`cannot read the scenario ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`cannot read the scenario ${file}: ${errorMessage(err)}`);
   }
   return parseScenario(json, file);
 }

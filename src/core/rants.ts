@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { appendJsonLine, isoNow, readJsonLines } from './jsonl';
 import { newId } from './ids';
 
-/** One line of rants.jsonl, as the contract fixes it. */
+/** One line of rants.jsonl (docs/architecture.md, "Data files"). */
 export interface Rant {
   readonly v: 1;
   readonly id: string;

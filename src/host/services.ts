@@ -53,6 +53,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     () => keys.get(),
     (text) => estimators.countText('o200k_base', text),
     log,
+    context.globalState,
   );
   store.add({ dispose: () => providers.dispose() });
   const gauge = store.add(new StatusGauge());
@@ -72,7 +73,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     proposeEdit: (proposal, signal) => proposals.propose(proposal, signal),
     remember: (text) => memory.remember(text),
   });
-  const promptEvolution = store.add(new PromptEvolution({ extensionUri: context.extensionUri, dataDir: data.dir, providers, settings, log, channel, notify, secrets }));
+  const promptEvolution = store.add(new PromptEvolution({ extensionUri: context.extensionUri, dataDir: data.dir, providers, log, notify, secrets }));
   const evolution = store.add(new EvolutionFeature({ dataDir: data.dir, settings, providers, keys, log, notify, changed: () => view.post(rantsMessage(evolution)) }));
   const chat = store.add(new ChatController({
     dataDir: data.dir,
@@ -87,7 +88,8 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     secrets,
     tools: () => toolHost,
     trace: promptEvolution.traceSink(),
-    systemPrompt: async () => buildSystemPrompt({ prompt: (await promptEvolution.currentPromptText()).text, memory: await memory.promptText(), toolNames: toolHost.specs().map((t) => t.function.name) }),
+    // Once per request, with the tools that request sends (none in an untrusted workspace).
+    systemPrompt: async (toolNames) => buildSystemPrompt({ prompt: (await promptEvolution.currentPrompt()).text, memory: await memory.promptText(), toolNames }),
   }));
   // Each feature handles the chat view's messages it owns (docs/architecture.md, "One message, end to end").
   view.router.register('chat', chat.messageHandlers());
@@ -98,7 +100,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     promptEvolution.linkRant(rant.id, rant.session);
     view.post(rantsMessage(evolution));
   }));
-  for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log, secrets })) store.add(d);
+  for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log, notify })) store.add(d);
 
   store.add(vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration('candor')) {

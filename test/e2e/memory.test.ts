@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { workspaceIdFor } from '../../src/core/memory/location';
+import { workspaceIdFor } from '../../src/core/workspaceId';
 import { eventually, runCommand, screenshot, useWorkbench, waitForNotification, writeScenario } from './harness';
 import { openChat, sendMessage, transcriptText, waitForTranscript, waitIdle } from './candor';
 

@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { workspaceIdFor } from '../../src/core/memory/location';
+import { workspaceIdFor } from '../../src/core/workspaceId';
 import { PromptRegistry } from '../../src/core/promptEvolution/registry';
 import {
   eventually, findInWebview, quickPickSelect, runCommand, screenshot, statusBarItem, useWorkbench, waitForNotification, writeScenario,
@@ -200,5 +200,22 @@ describe('prompt evolution: a near-miss waits in the review queue', function () 
     const queued = await withRegistry(ctx.ws, (r) => r.nearMisses());
     assert.equal(queued.length, 1, 'the registry keeps the near-miss for review');
     await screenshot(ctx.page, 'prompt-evolution-near-miss');
+  });
+
+  it('Promote Anyway, confirmed, writes the candidate and records a human override; the queue drains', async () => {
+    const { frame } = await findInWebview(ctx.page, '#queue article.verdict-near-miss', 30_000);
+    await frame.locator('#queue article.verdict-near-miss').first().getByRole('button', { name: /^Promote .* anyway$/ }).click();
+    const dialog = ctx.page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 10_000 });
+    assert.match(await dialog.innerText(), /records it as your override/);
+    await dialog.getByRole('button', { name: 'Promote Anyway' }).click();
+    await waitForNotification(ctx.page, /promoted anyway \(a human override of sample_floor\)/);
+    assert.equal(fs.readFileSync(path.join(ctx.ws.dir, '.candor', 'prompt.md'), 'utf8'), WITH_PHRASE);
+    const current = await withRegistry(ctx.ws, (r) => r.current());
+    assert.deepEqual([current?.kind, current?.lineage?.humanOverride], ['promotion', { failedCheck: 'sample_floor' }]);
+    assert.deepEqual(await withRegistry(ctx.ws, (r) => r.nearMisses()), []);
+    await eventually(async () => (/No near-misses waiting/.test(await frame.locator('#queue').innerText()) ? true : undefined), 15_000, 'the queue is empty');
+    assert.match(await frame.locator('#versions').innerText(), /promoted anyway by you of v1[\s\S]*human override \(the gate stopped it at sample_floor\)/);
+    await screenshot(ctx.page, 'prompt-evolution-promote-anyway');
   });
 });

@@ -54,11 +54,17 @@ export const FETCH_FLAGS = ['--no-tags', '--no-write-fetch-head', '--no-recurse-
 export const FETCH_CONFIG = ['gc.auto=0', 'maintenance.auto=false', 'fetch.writeCommitGraph=false', 'core.alternateRefsCommand=', 'credential.helper='] as const;
 const HOOKS_PATH = 'core.hooksPath=';
 
-/** `candor/<word>`: lowercase letters, digits, `-`, `_` and single dots. */
-const HANDOFF_BRANCH = /^candor\/[a-z0-9](?:[a-z0-9_-]|\.(?!\.))*$/;
+/**
+ * The one rule for an evolution branch's name, shared by the guard, the
+ * scratch clone's ship step and the chat view's messages: `candor/`, then a
+ * lowercase letter or digit, then up to 79 more of those or `-`
+ * (`candor/rant-<rant id>`, `candor/revert-<short sha>`). No `.`, `_` or `/`
+ * after the prefix, so no `..`, `.lock` or nested ref can be formed.
+ */
+const HANDOFF_BRANCH = /^candor\/[a-z0-9][a-z0-9-]{0,79}$/;
 
 export function isHandoffBranchName(name: string): boolean {
-  return name.length <= 120 && HANDOFF_BRANCH.test(name) && !name.endsWith('.') && !name.endsWith('.lock');
+  return HANDOFF_BRANCH.test(name);
 }
 
 /** Throws `forbidden` unless the invocation is one the guard may run. */

@@ -44,12 +44,12 @@ const OPERATION_KIND: Readonly<Record<InProgressOperation, DirtyKind | undefined
   'cherry-picking': 'cherry-pick-in-progress',
   reverting: 'revert-in-progress',
   'applying-mailbox': 'am-in-progress',
-  // A bisect moves HEAD but leaves nothing uncommitted: not dirty by design.md §2.
+  // A bisect moves HEAD but leaves nothing uncommitted: not dirty (docs/architecture.md, "Git").
   bisecting: undefined,
 };
 
 /**
- * design.md §2: dirty = staged, unstaged or untracked (not ignored) changes,
+ * docs/architecture.md, "Git": dirty = staged, unstaged or untracked (not ignored) changes,
  * a merge or rebase (or cherry-pick, revert, am) in progress, or an unsaved
  * buffer of a (not ignored) file of the repository.
  */

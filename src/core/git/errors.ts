@@ -1,3 +1,5 @@
+import { errorMessage } from '../errorMessage';
+
 /**
  * What went wrong, as a word the caller can switch on. The message is for
  * people; `kind` is for code.
@@ -48,7 +50,7 @@ export function isGitGuardError(value: unknown, kind?: GitGuardErrorKind): value
  */
 export function classifyGitFailure(err: unknown, where: string): GitGuardError {
   if (err instanceof GitGuardError) return err;
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorMessage(err);
   const firstLine = text.split('\n').find((line) => line.trim() !== '')?.trim() ?? 'unknown error';
   if (/\bspawn\b.*\bENOENT\b|\bENOENT\b.*\bspawn\b|\bEACCES\b/.test(text)) {
     return new GitGuardError('git-missing', `git could not be started for ${where}: is git installed and on PATH?`, firstLine);

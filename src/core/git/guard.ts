@@ -225,7 +225,7 @@ export class ReadOnlyGit {
     return parseTrailers(out);
   }
 
-  /** design.md §2's dirty state: git's view of the disk plus the editor's unsaved buffers. */
+  /** The dirty state (docs/architecture.md, "Git"): git's view of the disk plus the editor's unsaved buffers. */
   async dirtyState(unsaved: UnsavedBufferSource = noUnsavedBuffers): Promise<DirtyState> {
     return (await this.overview(unsaved)).dirty;
   }

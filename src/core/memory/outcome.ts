@@ -1,3 +1,5 @@
+import { errorMessage } from '../errorMessage';
+
 /** What a condense ended with. Failures leave the memory file exactly as its other writers left it. */
 
 export type CondenseFailureReason =
@@ -47,6 +49,6 @@ export function failed(reason: CondenseFailureReason, detail: string): CondenseF
 
 export function errorText(err: unknown): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }

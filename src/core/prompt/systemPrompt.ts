@@ -19,11 +19,20 @@ export interface SystemPromptInputs {
   readonly toolNames: readonly string[];
 }
 
-export function buildSystemPrompt(inputs: SystemPromptInputs): string {
+/** One request's system message, and the prompt it was built from. */
+export interface SystemPrompt {
+  /** The system message as sent. */
+  readonly text: string;
+  /** The prompt's own text (built in, or `.candor/prompt.md`), before memory and tools: the registry knows its versions by it. */
+  readonly prompt: string;
+}
+
+/** Built once per request; the tool list is exactly the tools that request sends (none in an untrusted workspace). */
+export function buildSystemPrompt(inputs: SystemPromptInputs): SystemPrompt {
   const parts = [inputs.prompt.trim()];
   if (inputs.memory && inputs.memory.trim() !== '') {
     parts.push('## Workspace memory (notes you saved earlier with the remember tool)\n' + inputs.memory.trim());
   }
   if (inputs.toolNames.length > 0) parts.push('## Tools\n' + [...inputs.toolNames].sort().join(', '));
-  return parts.join('\n\n');
+  return { text: parts.join('\n\n'), prompt: inputs.prompt };
 }

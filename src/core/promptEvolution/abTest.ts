@@ -4,6 +4,7 @@ import type { PairedScore } from './paired';
 import { scoreReply } from './scorers';
 import { Semaphore } from './semaphore';
 import type { EvalTask } from './taskSet';
+import { errorMessage } from '../errorMessage';
 
 /**
  * The paired A/B test: the baseline and every candidate answer the same
@@ -95,7 +96,7 @@ export async function runAbTest(input: AbTestInput): Promise<AbTestResult> {
         arm.set(job.task.id, score.score);
       } catch (err) {
         if (input.signal?.aborted) return;
-        failures.push({ taskId: job.task.id, arm: job.arm, message: err instanceof Error ? err.message : String(err) });
+        failures.push({ taskId: job.task.id, arm: job.arm, message: errorMessage(err) });
       }
       done++;
       input.onProgress?.({ done, total: jobs.length, failed: failures.length });

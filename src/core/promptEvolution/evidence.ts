@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { isSafeId } from '../ids';
 import { contentText } from '../messages';
 import { environmentSecrets, type SecretSet } from '../redact';
-import { readRants } from '../rants';
+import { rantStatuses } from '../evolution/triage';
 import type { SessionRecord } from '../session/records';
 import { Session } from '../session/session';
 import type { Evidence } from './proposer';
@@ -11,8 +11,11 @@ import type { PromptRegistry } from './registry';
 
 /**
  * What the proposer reads: the registry keeps no message text (a trace is
- * numbers and ids), so the words come from the session files and rants.jsonl
- * the ids point to. Reading evidence never fails a run: what cannot be read
+ * numbers and ids), so the words come from the session files the ids point
+ * to, and from rants.jsonl: only the rants triage routed to the prompt
+ * (latest class `agent-behaviour`, not dismissed), from every project. A
+ * rant about the agent's code or the user's own project is no evidence
+ * about the prompt (docs/architecture.md, "Evolution"). Reading evidence never fails a run: what cannot be read
  * is left out and counted. The words are redacted (docs/architecture.md,
  * "Secrets"): a session keeps the user's messages as typed, key included,
  * and evidence is sent to the proposer and may be echoed into a candidate.
@@ -51,16 +54,12 @@ export async function gatherEvidence(dataDir: string, registry: PromptRegistry, 
     else unresolved++;
   }
 
-  const rantIds = [...new Set(signals.flatMap((s) => (s.kind === 'rant' ? [s.rantId] : [])))].reverse().slice(0, PER_KIND);
-  const rants: string[] = [];
-  if (rantIds.length > 0) {
-    const byId = new Map(readRants(dataDir).rants.map((r) => [r.id, r.text]));
-    for (const id of rantIds) {
-      const text = byId.get(id);
-      if (text !== undefined) rants.push(text);
-      else unresolved++;
-    }
-  }
+  // Newest first, like the votes; reversed back to oldest first below.
+  const rants = rantStatuses(dataDir)
+    .filter((s) => s.class === 'agent-behaviour' && s.status !== 'dismissed')
+    .map((s) => s.rant.text)
+    .reverse()
+    .slice(0, PER_KIND);
 
   const traces = await registry.traces().catch(() => []);
   const recentSessions = [...new Set(traces.slice(-RECENT_TRACES).map((t) => t.session))].reverse();

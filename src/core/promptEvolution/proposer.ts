@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TextModel } from '../provider/chatModel';
 import { extractJson, isPlainObject } from './extractJson';
+import { errorMessage } from '../errorMessage';
 
 /**
  * The proposer: a model reads what went wrong and proposes candidate prompts.
@@ -61,7 +62,7 @@ export async function proposeCandidates(input: ProposeInput): Promise<ProposalRe
     );
   } catch (err) {
     if (input.signal?.aborted) return { kind: 'none', reason: 'cancelled', detail: 'cancelled' };
-    return { kind: 'none', reason: 'model-error', detail: err instanceof Error ? err.message : String(err) };
+    return { kind: 'none', reason: 'model-error', detail: errorMessage(err) };
   }
   return parseProposals(reply, input.current, input.count);
 }

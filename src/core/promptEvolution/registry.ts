@@ -3,6 +3,7 @@ import { newId } from '../ids';
 import { environmentSecrets, type SecretSet } from '../redact';
 import type { CandidateHistory } from './promotionGate';
 import { SqliteFile, type SqliteFileOptions } from './sqliteFile';
+import { SCHEMA, SCHEMA_VERSION, migrate } from './registrySchema';
 import { all, one, parseIds, toEvaluation, toSignal, toTrace, toVersion } from './registryRows';
 
 /**
@@ -33,83 +34,6 @@ import { all, one, parseIds, toEvaluation, toSignal, toTrace, toVersion } from '
 /** The scope of rows written before schema 2 (no workspace recorded). */
 export const LEGACY_SCOPE = '';
 
-const SCHEMA_VERSION = 2;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS prompt_versions (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT NOT NULL UNIQUE,
-  kind TEXT NOT NULL,
-  parent TEXT,
-  root TEXT NOT NULL,
-  restores TEXT,
-  text TEXT NOT NULL,
-  created TEXT NOT NULL,
-  n INTEGER, b INTEGER, c INTEGER, effect REAL, p REAL, adjusted_alpha REAL,
-  edit_distance INTEGER, drift REAL, task_set_hash TEXT, model TEXT,
-  scope TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS traces (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  session TEXT NOT NULL,
-  reply_id TEXT,
-  prompt_version TEXT,
-  model TEXT NOT NULL,
-  provider TEXT NOT NULL,
-  prompt_tokens INTEGER,
-  completion_tokens INTEGER,
-  tool_calls INTEGER NOT NULL,
-  duration_ms INTEGER NOT NULL,
-  ts TEXT NOT NULL,
-  scope TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS traces_session ON traces(session);
-CREATE TABLE IF NOT EXISTS signals (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  kind TEXT NOT NULL,
-  reply_id TEXT,
-  session TEXT,
-  rant_id TEXT,
-  ts TEXT NOT NULL,
-  scope TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS evaluations (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  run TEXT NOT NULL,
-  candidate_id TEXT NOT NULL,
-  baseline_version TEXT NOT NULL,
-  text TEXT NOT NULL,
-  verdict TEXT NOT NULL,
-  failed TEXT,
-  tested INTEGER NOT NULL,
-  task_ids TEXT NOT NULL,
-  checks TEXT NOT NULL,
-  n INTEGER, b INTEGER, c INTEGER, effect REAL, p REAL, adjusted_alpha REAL,
-  task_set_hash TEXT, model TEXT,
-  ts TEXT NOT NULL,
-  scope TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS evaluations_candidate ON evaluations(candidate_id, baseline_version);
-`;
-
-const SCOPED_TABLES = ['prompt_versions', 'traces', 'signals', 'evaluations'] as const;
-
-/**
- * Schema 1 → 2: adds `scope` (existing rows: LEGACY_SCOPE) where it is
- * missing, then the indexes that use it. Decided from the tables, so running
- * it again, or after an older build reset user_version, changes nothing.
- */
-function migrate(db: Database): void {
-  for (const table of SCOPED_TABLES) {
-    const columns = db.exec(`PRAGMA table_info(${table})`)[0]?.values.map((row) => row[1]) ?? [];
-    if (!columns.includes('scope')) db.exec(`ALTER TABLE ${table} ADD COLUMN scope TEXT NOT NULL DEFAULT ''`);
-  }
-  db.exec(`
-    CREATE INDEX IF NOT EXISTS prompt_versions_scope ON prompt_versions(scope, seq);
-    CREATE INDEX IF NOT EXISTS evaluations_scope ON evaluations(scope, candidate_id, baseline_version);
-  `);
-}
-
 /** The numbers that justify a promotion. */
 export interface Lineage {
   readonly n: number;
@@ -122,6 +46,11 @@ export interface Lineage {
   readonly drift: number;
   readonly taskSetHash: string;
   readonly model: string;
+  /**
+   * Set when a person promoted a near-miss the gate had stopped (Promote
+   * Anyway), with the check that stopped it; absent when the gate promoted.
+   */
+  readonly humanOverride?: { readonly failedCheck: string };
 }
 
 /** root: a starting point (the built-in prompt, or a hand edit); promotion: passed the gate; rollback: restores an older text. */
@@ -229,6 +158,12 @@ export class PromptRegistry {
   /** A version of this scope (another workspace's id is not found). */
   version(id: string): Promise<PromptVersion | undefined> {
     return this.store.read((db) => versionOf(db, this.scope, id));
+  }
+
+  /** The newest version of this scope with this text (compared as stored, redacted): what a trace of a request built from it is tagged with. */
+  versionWithText(text: string): Promise<PromptVersion | undefined> {
+    const stored = this.secrets.redact(text);
+    return this.store.read((db) => one(db, 'SELECT * FROM prompt_versions WHERE scope = ? AND text = ? ORDER BY seq DESC LIMIT 1', [this.scope, stored], toVersion));
   }
 
   /** This scope's versions, oldest first. */
@@ -340,9 +275,40 @@ export class PromptRegistry {
     });
   }
 
-  /** This scope's near-misses waiting for review, newest first. */
+  /**
+   * This scope's review queue, newest first: each candidate whose newest
+   * evaluation (a re-test replaces the numbers) is a near-miss, unless a
+   * person dismissed or promoted it.
+   */
   nearMisses(): Promise<Evaluation[]> {
-    return this.store.read((db) => all(db, "SELECT * FROM evaluations WHERE scope = ? AND verdict = 'near-miss' ORDER BY seq DESC", [this.scope], toEvaluation));
+    return this.store.read((db) => all(db, `SELECT * FROM evaluations e WHERE e.scope = ? AND e.verdict = 'near-miss'
+      AND e.seq = (SELECT MAX(x.seq) FROM evaluations x WHERE x.scope = e.scope AND x.candidate_id = e.candidate_id)
+      AND NOT EXISTS (SELECT 1 FROM reviews r WHERE r.scope = e.scope AND r.candidate_id = e.candidate_id)
+      ORDER BY e.seq DESC`, [this.scope], toEvaluation));
+  }
+
+  /** Dismiss: the candidate leaves the review queue; its evaluations stay. */
+  dismissCandidate(candidateId: string): Promise<void> {
+    return this.store.write((db) => {
+      db.run('INSERT INTO reviews (candidate_id, action, version, ts, scope) VALUES (?,?,?,?,?)', [candidateId, 'dismissed', null, this.now(), this.scope]);
+    });
+  }
+
+  /**
+   * Promote Anyway: a person promotes a near-miss over the gate. Recorded as
+   * a promotion of `parent` whose lineage carries the candidate's numbers
+   * and `humanOverride`; the candidate leaves the review queue. Refused,
+   * like `promote`, when `parent` is no longer the version in force.
+   */
+  promoteAnyway(candidateId: string, parent: string, text: string, lineage: Lineage & { readonly humanOverride: { readonly failedCheck: string } }): Promise<PromptVersion> {
+    return this.store.write((db) => {
+      const head = headOf(db, this.scope);
+      if (!head || head.id !== parent) throw new RegistryError('stale-parent', `the prompt in force is ${head?.id ?? 'none'}, not ${parent}`);
+      const id = newId();
+      insertVersion(db, this.scope, { id, kind: 'promotion', parent, root: head.root, restores: null, text: this.secrets.redact(text), created: this.now(), lineage: this.secrets.redactDeep(lineage) });
+      db.run('INSERT INTO reviews (candidate_id, action, version, ts, scope) VALUES (?,?,?,?,?)', [candidateId, 'overridden', id, this.now(), this.scope]);
+      return headOf(db, this.scope) as PromptVersion;
+    });
   }
 
   /** Earlier A/B tests in this scope of a candidate against a baseline version: the tasks used and how many tests. */
@@ -369,8 +335,8 @@ function versionOf(db: Database, scope: string, id: string): PromptVersion | und
 function insertVersion(db: Database, scope: string, v: PromptVersion): void {
   const l = v.lineage;
   db.run(
-    `INSERT INTO prompt_versions (id, kind, parent, root, restores, text, created, n, b, c, effect, p, adjusted_alpha, edit_distance, drift, task_set_hash, model, scope)
-     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-    [v.id, v.kind, v.parent, v.root, v.restores, v.text, v.created, l?.n ?? null, l?.b ?? null, l?.c ?? null, l?.effect ?? null, l?.p ?? null, l?.adjustedAlpha ?? null, l?.editDistance ?? null, l?.drift ?? null, l?.taskSetHash ?? null, l?.model ?? null, scope],
+    `INSERT INTO prompt_versions (id, kind, parent, root, restores, text, created, n, b, c, effect, p, adjusted_alpha, edit_distance, drift, task_set_hash, model, scope, human_override)
+     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+    [v.id, v.kind, v.parent, v.root, v.restores, v.text, v.created, l?.n ?? null, l?.b ?? null, l?.c ?? null, l?.effect ?? null, l?.p ?? null, l?.adjustedAlpha ?? null, l?.editDistance ?? null, l?.drift ?? null, l?.taskSetHash ?? null, l?.model ?? null, scope, l?.humanOverride?.failedCheck ?? null],
   );
 }

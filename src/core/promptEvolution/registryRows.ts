@@ -25,9 +25,13 @@ const num = (v: SqlValue | undefined): number => Number(v ?? 0);
 const numOrUndefined = (v: SqlValue | undefined): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 
 export function toVersion(r: Row): PromptVersion {
+  const override = strOrNull(r.human_override);
   const lineage: Lineage | null =
     r.kind === 'promotion'
-      ? { n: num(r.n), b: num(r.b), c: num(r.c), effect: num(r.effect), p: num(r.p), adjustedAlpha: num(r.adjusted_alpha), editDistance: num(r.edit_distance), drift: num(r.drift), taskSetHash: str(r.task_set_hash), model: str(r.model) }
+      ? {
+          n: num(r.n), b: num(r.b), c: num(r.c), effect: num(r.effect), p: num(r.p), adjustedAlpha: num(r.adjusted_alpha), editDistance: num(r.edit_distance), drift: num(r.drift), taskSetHash: str(r.task_set_hash), model: str(r.model),
+          ...(override !== null ? { humanOverride: { failedCheck: override } } : {}),
+        }
       : null;
   return { id: str(r.id), kind: str(r.kind) as VersionKind, parent: strOrNull(r.parent), root: str(r.root), restores: strOrNull(r.restores), text: str(r.text), created: str(r.created), lineage };
 }

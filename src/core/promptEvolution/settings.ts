@@ -1,3 +1,4 @@
+import { manifestDefault } from '../settings/manifest';
 import { DEFAULT_FLIPS, DEFAULT_SEED } from './stats';
 
 /** `candor.promptEvolution.*`, plus the permutation test's knobs. */
@@ -24,18 +25,21 @@ export interface PromptEvolutionSettings {
   readonly seed: number;
 }
 
+/** The settings the manifest declares (`candor.promptEvolution.*`), each with the manifest's default. */
+export const SETTING_KEYS = ['candidates', 'concurrency', 'maxChangedLines', 'maxDrift', 'minTasks', 'minDiscordant', 'minEffect', 'alpha'] as const;
+
+/** The manifest's defaults (the CLI and the tests start from them, as VS Code does), plus the permutation test's knobs. */
 export const DEFAULT_SETTINGS: PromptEvolutionSettings = Object.freeze({
-  candidates: 4,
-  concurrency: 4,
-  maxChangedLines: 20,
-  maxDrift: 0.35,
-  minTasks: 20,
-  minDiscordant: 6,
-  minEffect: 0.05,
-  alpha: 0.05,
+  ...(Object.fromEntries(SETTING_KEYS.map((key) => [key, manifestNumber(key)])) as Record<(typeof SETTING_KEYS)[number], number>),
   permutationFlips: DEFAULT_FLIPS,
   seed: DEFAULT_SEED,
 });
+
+function manifestNumber(key: (typeof SETTING_KEYS)[number]): number {
+  const value = manifestDefault(`promptEvolution.${key}`);
+  if (typeof value !== 'number') throw new Error(`package.json declares no numeric default for candor.promptEvolution.${key}`);
+  return value;
+}
 
 export class SettingsError extends Error {
   readonly kind = 'invalid-setting';

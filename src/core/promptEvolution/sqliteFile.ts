@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsStatic } from 'sql.js';
-import { isAlive, LockTimeoutError, withFileLock } from './fileLock';
+import { isAlive, LockBusyError, withLock } from '../process/lockFile';
+import { errorMessage } from '../errorMessage';
 
 /**
  * One SQLite file shared by several processes, through sql.js (the whole
@@ -59,6 +60,9 @@ function engine(locateFile?: (name: string) => string): Promise<SqlJsStatic> {
 }
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
+
+/** A write holds the lock for milliseconds: one older than this was left by a pid since reused. */
+const STALE_LOCK_MS = 5 * 60_000;
 
 export class SqliteFile {
   /**
@@ -127,9 +131,9 @@ export class SqliteFile {
 
   private async locked<T>(work: () => T): Promise<T> {
     try {
-      return await withFileLock(`${this.options.file}.lock`, work, { timeoutMs: this.options.lockTimeoutMs });
+      return await withLock(`${this.options.file}.lock`, work, { timeoutMs: this.options.lockTimeoutMs, staleMs: STALE_LOCK_MS, holderName: 'another writer', holderOf: `of ${this.options.file}` });
     } catch (err) {
-      if (err instanceof LockTimeoutError) throw new SqliteFileError('locked', err.message);
+      if (err instanceof LockBusyError) throw new SqliteFileError('locked', err.message);
       throw err;
     }
   }
@@ -151,7 +155,7 @@ export class SqliteFile {
       const movedTo = this.moveAside();
       throw new SqliteFileError(
         'corrupt',
-        `${this.options.file} is not a readable SQLite database (${err instanceof Error ? err.message : String(err)}); it was moved to ${movedTo} and a fresh database will be started`,
+        `${this.options.file} is not a readable SQLite database (${errorMessage(err)}); it was moved to ${movedTo} and a fresh database will be started`,
         movedTo,
       );
     }

@@ -12,7 +12,9 @@
  */
 
 import type { SandboxMode } from '../evolution/sandbox';
+import { manifestDefault } from './manifest';
 import type { ParentFolderRule as ParentFolders } from '../git';
+import { DEFAULT_LOCAL_SERVERS, mergeLocalServers, parseLocalServers, type LocalServer } from '../provider/localServers';
 
 /** The shape of `WorkspaceConfiguration.inspect(key)`, reduced to what the rules read. */
 export interface Inspected<T> {
@@ -60,6 +62,8 @@ export interface CandorSettings {
   readonly model: string;
   readonly models: readonly ModelChoice[];
   readonly contextWindow: number;
+  /** `candor.contextWindow` was set (in any layer): it wins over the window a local server reports. */
+  readonly contextWindowSet: boolean;
   readonly maxOutputTokens: number;
   readonly idleTimeoutSeconds: number;
   readonly maxRetries: number;
@@ -78,6 +82,8 @@ export interface CandorSettings {
   readonly sandbox: SandboxMode;
   readonly repository: string;
   readonly openRepositoryInParentFolders: ParentFolders;
+  /** `candor.localServers`, with `sendKey` from the user's own settings only (see `localServersOf`). */
+  readonly localServers: readonly LocalServer[];
   /** Workspace URLs that wait for the user's confirmation (nothing is sent there meanwhile). */
   readonly pendingUrls: readonly string[];
 }
@@ -94,16 +100,25 @@ export function resolveCandorSettings({ inspect, trusted, confirmedUrls }: Resol
   const restricted = new Set(RESTRICTED_SETTINGS);
   const userOnly = new Set(USER_ONLY_SETTINGS);
 
-  /** The value in force: folder over workspace over user over default, within the rules. */
-  function get<T>(key: string, valid: (value: unknown) => value is T, fallback: T): T {
+  /**
+   * The value in force: folder over workspace over user over default, within
+   * the rules; a value of the wrong type is passed over, down to the
+   * manifest's default (the one place defaults are written down).
+   */
+  function get<T>(key: string, valid: (value: unknown) => value is T): T {
     const i = inspect<unknown>(key);
     const workspaceAllowed = !userOnly.has(key) && (trusted || !restricted.has(key));
     const layers = workspaceAllowed ? [i?.workspaceFolderValue, i?.workspaceValue, i?.globalValue, i?.defaultValue] : [i?.globalValue, i?.defaultValue];
     for (const value of layers) if (valid(value)) return value;
-    return fallback;
+    return defaultOf(key, valid);
   }
-  const num = (key: string, fallback: number): number => get(key, isFiniteNumber, fallback);
-  const str = (key: string, fallback: string): string => get(key, isString, fallback).trim();
+  const num = (key: string): number => get(key, isFiniteNumber);
+  const str = (key: string): string => get(key, isString).trim();
+  /** A number the manifest bounds below: an out-of-range value falls back to the default. */
+  const atLeast = (key: string, low: number): number => {
+    const value = num(key);
+    return value >= low ? value : defaultOf(key, isFiniteNumber);
+  };
 
   const url = inspect<string>('baseUrl');
   const workspaceUrl = firstString(url?.workspaceFolderValue, url?.workspaceValue)?.trim();
@@ -131,32 +146,48 @@ export function resolveCandorSettings({ inspect, trusted, confirmedUrls }: Resol
     }
   }
 
+  const windowSetting = inspect<unknown>('contextWindow');
   return {
     baseUrl,
     baseUrlSource,
-    model: str('model', ''),
+    model: str('model'),
     models,
-    contextWindow: positive(num('contextWindow', 128000), 128000),
-    maxOutputTokens: positive(num('maxOutputTokens', 4096), 4096),
-    idleTimeoutSeconds: positive(num('request.idleTimeoutSeconds', 60), 60),
-    maxRetries: clamp(Math.floor(num('request.maxRetries', 2)), 0, 10),
-    thresholdPercent: clamp(num('compaction.thresholdPercent', 80), 10, 99),
-    keepTurns: Math.max(1, Math.floor(num('compaction.keepTurns', 4))),
-    dataDir: str('dataDir', ''),
-    memoryPath: str('memory.path', ''),
-    condenseAboveBytes: positive(num('memory.condenseAboveBytes', 65536), 65536),
-    scenario: str('offline.scenario', ''),
-    testCommand: get('evolution.testCommand', isString, 'npm test'),
-    buildCommand: get('evolution.buildCommand', isString, ''),
-    setupCommand: get('evolution.setupCommand', isString, ''),
-    maxChangedLines: positive(num('evolution.maxChangedLines', 200), 200),
-    maxChangedFiles: positive(num('evolution.maxChangedFiles', 10), 10),
-    intervalMinutes: Math.max(0, num('evolution.intervalMinutes', 0)),
-    sandbox: get('evolution.sandbox', (v): v is SandboxMode => v === 'required' || v === 'off', 'required'),
-    repository: str('evolution.repository', ''),
-    openRepositoryInParentFolders: get('git.openRepositoryInParentFolders', (v): v is ParentFolders => v === 'always' || v === 'never', 'never'),
+    contextWindow: atLeast('contextWindow', 1),
+    contextWindowSet: [windowSetting?.workspaceFolderValue, windowSetting?.workspaceValue, windowSetting?.globalValue].some((v) => isFiniteNumber(v) && v > 0),
+    maxOutputTokens: atLeast('maxOutputTokens', 1),
+    idleTimeoutSeconds: atLeast('request.idleTimeoutSeconds', 1),
+    maxRetries: clamp(Math.floor(num('request.maxRetries')), 0, 10),
+    thresholdPercent: clamp(num('compaction.thresholdPercent'), 10, 99),
+    keepTurns: Math.max(1, Math.floor(num('compaction.keepTurns'))),
+    dataDir: str('dataDir'),
+    memoryPath: str('memory.path'),
+    condenseAboveBytes: atLeast('memory.condenseAboveBytes', 1),
+    scenario: str('offline.scenario'),
+    testCommand: get('evolution.testCommand', isString),
+    buildCommand: get('evolution.buildCommand', isString),
+    setupCommand: get('evolution.setupCommand', isString),
+    maxChangedLines: atLeast('evolution.maxChangedLines', 1),
+    maxChangedFiles: atLeast('evolution.maxChangedFiles', 1),
+    intervalMinutes: Math.max(0, num('evolution.intervalMinutes')),
+    sandbox: get('evolution.sandbox', (v): v is SandboxMode => v === 'required' || v === 'off'),
+    repository: str('evolution.repository'),
+    openRepositoryInParentFolders: get('git.openRepositoryInParentFolders', (v): v is ParentFolders => v === 'always' || v === 'never'),
+    localServers: localServersOf(inspect<unknown>('localServers')),
     pendingUrls: [...pending],
   };
+}
+
+/**
+ * `candor.localServers` is not restricted: its ports are only ever probed on
+ * 127.0.0.1 with no key, so a workspace value is read even in an untrusted
+ * workspace. What could send the key, `sendKey`, is read from the user's own
+ * settings only, and the user's ports stay listed whatever the workspace says:
+ * a workspace can add keyless ports, never remove one or turn its key on.
+ */
+export function localServersOf(inspected: Inspected<unknown> | undefined): LocalServer[] {
+  const users = parseLocalServers(inspected?.globalValue, true) ?? parseLocalServers(inspected?.defaultValue, false) ?? [...DEFAULT_LOCAL_SERVERS];
+  const workspace = parseLocalServers(inspected?.workspaceFolderValue, false) ?? parseLocalServers(inspected?.workspaceValue, false);
+  return mergeLocalServers(workspace ?? users, users);
 }
 
 /** `model` or `model @ https://host/v1`; undefined for an empty entry. */
@@ -192,10 +223,14 @@ function isFiniteNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
-function positive(value: number, fallback: number): number {
-  return value > 0 ? value : fallback;
-}
 
 function clamp(value: number, low: number, high: number): number {
   return Math.max(low, Math.min(high, value));
+}
+
+/** The manifest's default of `candor.<key>`; a missing or mistyped default is a bug in the manifest. */
+function defaultOf<T>(key: string, valid: (value: unknown) => value is T): T {
+  const value = manifestDefault(key);
+  if (!valid(value)) throw new Error(`package.json declares no valid default for candor.${key}`);
+  return value;
 }

@@ -5,6 +5,7 @@ import type { ReadOnlyGit } from '../git/guard';
 import type { UnsavedBufferSource } from '../git/unsaved';
 import { rememberToolSpec } from '../memory/memory';
 import { gitDiffTool, gitLogTool, gitStatusTool, listFiles, readFile, searchText } from '../workspace';
+import { errorMessage } from '../errorMessage';
 
 /** An edit the agent proposes; the host shows it and the user accepts or rejects it. */
 export interface EditProposal {
@@ -128,12 +129,12 @@ export function agentTools(ports: AgentToolPorts): ToolHost {
       try {
         args = parseArgs(rawArgs);
       } catch (err) {
-        return `Error: the arguments are not a JSON object (${err instanceof Error ? err.message : String(err)}).`;
+        return `Error: the arguments are not a JSON object (${errorMessage(err)}).`;
       }
       try {
         return await tool.run(args, signal);
       } catch (err) {
-        return `Error: ${err instanceof Error ? err.message : String(err)}`;
+        return `Error: ${errorMessage(err)}`;
       }
     },
   };

@@ -3,6 +3,7 @@ import { findRepositories, readOnlyReason, type GuardOptions, type ReadOnlyGit, 
 import type { Logger } from '../../core/log';
 import type { GitInfo } from '../../protocol/chat';
 import { Disposable } from '../platform/lifecycle';
+import { errorMessage } from '../../core/errorMessage';
 
 /** Unsaved editor buffers of files on disk: the host side of the dirty-buffer port. */
 export const vscodeUnsavedBuffers: UnsavedBufferSource = {
@@ -112,7 +113,7 @@ export class WorkspaceGit extends Disposable {
           parts.push(`${name}: dirty (${[disk ? `${disk} on disk` : '', unsaved ? `${unsaved} unsaved` : ''].filter(Boolean).join(', ')})`);
         } else parts.push(`${name}: clean`);
       } catch (err) {
-        parts.push(`${name}: git failed (${err instanceof Error ? err.message : String(err)})`);
+        parts.push(`${name}: git failed (${errorMessage(err)})`);
         readOnly = true;
       }
     }

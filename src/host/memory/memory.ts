@@ -4,20 +4,20 @@ import * as vscode from 'vscode';
 import type { Logger } from '../../core/log';
 import { AutoCondense } from '../../core/memory/autoCondense';
 import { condenseMemory, type CondenseFailure, type CondenseFailureReason, type CondenseOutcome } from '../../core/memory/condense';
-import { memoryPath, workspaceIdFor } from '../../core/memory/location';
+import { memoryPath } from '../../core/memory/location';
+import { workspaceIdOf } from '../../core/workspaceId';
 import { appendEntry, readForPrompt } from '../../core/memory/memory';
 import { failed } from '../../core/memory/outcome';
 import type { Settings } from '../settings/config';
 import type { Notifier } from '../platform/notify';
 import { Disposable } from '../platform/lifecycle';
+import { registerCommand } from '../platform/command';
 import type { Providers } from '../provider/provider';
 import { vscodeUnsavedBuffers } from '../git/workspaceGit';
+import { errorMessage } from '../../core/errorMessage';
 
 /** Upper bound on the memory that goes into the system prompt (its newest part when larger). */
 export const PROMPT_MEMORY_BYTES = 8192;
-
-/** The workspace id of a window with no folder open: its memory is shared by every such window. */
-export const NO_FOLDER_WORKSPACE_ID = 'no-folder';
 
 export interface MemoryDeps {
   readonly dataDir: string;
@@ -89,8 +89,8 @@ export class MemoryFeature extends Disposable {
 
   constructor(private readonly deps: MemoryDeps) {
     super();
-    this.register(vscode.commands.registerCommand('candor.openMemory', () => this.command('candor.openMemory', () => this.open())));
-    this.register(vscode.commands.registerCommand('candor.condenseMemory', () => this.command('candor.condenseMemory', () => this.condense('manual'))));
+    this.register(registerCommand('candor.openMemory', () => this.open(), deps.notify));
+    this.register(registerCommand('candor.condenseMemory', () => this.condense('manual'), deps.notify));
     this.register({ dispose: () => this.running?.abort() });
   }
 
@@ -99,7 +99,8 @@ export class MemoryFeature extends Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     return memoryPath({
       dataDir: this.deps.dataDir,
-      workspaceId: folder === undefined ? NO_FOLDER_WORKSPACE_ID : workspaceIdFor(folder),
+      // A window with no folder shares its memory with every such window.
+      workspaceId: workspaceIdOf(folder),
       configuredPath: this.deps.settings.read().memoryPath,
       firstFolder: folder,
     });
@@ -124,7 +125,7 @@ export class MemoryFeature extends Disposable {
       this.lastPromptError = '';
       return text;
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       if (message !== this.lastPromptError) this.deps.log.warn(`memory: left out of the system prompt: ${message}`);
       this.lastPromptError = message;
       return '';
@@ -218,15 +219,6 @@ export class MemoryFeature extends Disposable {
       if (action === 'Open Memory') void vscode.commands.executeCommand('candor.openMemory');
       if (action === 'Show Log') void vscode.commands.executeCommand('candor.showLog');
     });
-  }
-
-  private async command(id: string, fn: () => Promise<void>): Promise<void> {
-    try {
-      await fn();
-    } catch (err) {
-      this.deps.log.error(`${id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-      void this.deps.notify.error(`Candor: ${err instanceof Error ? err.message : String(err)}`);
-    }
   }
 }
 

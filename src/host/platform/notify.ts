@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Logger } from '../../core/log';
+import { errorMessage } from '../../core/errorMessage';
 import type { SecretSet } from '../../core/redact';
 
 /**
@@ -42,8 +43,4 @@ export class Notifier {
   redactDeep<T>(value: T): T {
     return this.secrets.redactDeep(value);
   }
-}
-
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

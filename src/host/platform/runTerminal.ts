@@ -1,45 +1,67 @@
 import { setMaxListeners } from 'node:events';
 import * as vscode from 'vscode';
+import { errorMessage } from '../../core/errorMessage';
+import { LineRedactor, type SecretSet } from '../../core/redact';
 
 export interface RunOutput {
   line(text?: string): void;
   /** A line rewritten in place (A/B progress). */
   status(text: string): void;
+  /** A command's raw output, in chunks of any size: redacted line by line, so a key split across two chunks is still caught. */
+  chunk(text: string): void;
 }
 
-/** The task's terminal: prints the run, redacted, and closing it aborts the run. */
+export interface RunTerminalOptions {
+  /** Stay open after the run until a key is pressed: a plain terminal. A task's terminal closes itself (the default). */
+  readonly keepOpen?: boolean;
+}
+
+/**
+ * The one pseudoterminal of a run (evolution, prompt evolution): prints the
+ * run, everything redacted (docs/architecture.md, "Secrets"); Ctrl+C or
+ * closing it aborts the run; its exit code is the run's.
+ */
 export class RunTerminal implements vscode.Pseudoterminal {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
   private readonly closeEmitter = new vscode.EventEmitter<number>();
   readonly onDidWrite = this.writeEmitter.event;
   readonly onDidClose = this.closeEmitter.event;
   private readonly abort = new AbortController();
+  private readonly chunks: LineRedactor;
   private statusOpen = false;
+  /** The exit code, once a keep-open run has ended and waits for a key. */
+  private ended: number | undefined;
 
   constructor(
     private readonly body: (out: RunOutput, signal: AbortSignal) => Promise<number>,
-    private readonly redact: (text: string) => string,
+    private readonly secrets: SecretSet,
+    private readonly options: RunTerminalOptions = {},
   ) {
     // Every request of the run listens on this one signal, and the SDK keeps its listener until the run ends.
     setMaxListeners(0, this.abort.signal);
+    this.chunks = new LineRedactor(secrets);
   }
 
   open(): void {
     const out: RunOutput = {
       line: (text = '') => {
         this.endStatus();
-        this.writeEmitter.fire(`${this.redact(text).replace(/\r?\n/g, '\r\n')}\r\n`);
+        this.write(`${this.secrets.redact(text)}\n`);
       },
       status: (text) => {
-        this.writeEmitter.fire(`\r\x1b[2K${this.redact(text)}`);
+        this.writeEmitter.fire(`\r\x1b[2K${this.secrets.redact(text)}`);
         this.statusOpen = true;
+      },
+      chunk: (text) => {
+        this.endStatus();
+        this.write(this.chunks.push(text));
       },
     };
     void this.body(out, this.abort.signal).then(
-      (code) => this.done(code),
+      (code) => this.done(out, code),
       (err: unknown) => {
-        out.line(`Error: ${errorText(err)}`);
-        this.done(1);
+        out.line(`Error: ${errorMessage(err)}`);
+        this.done(out, 1);
       },
     );
   }
@@ -49,10 +71,16 @@ export class RunTerminal implements vscode.Pseudoterminal {
   }
 
   handleInput(data: string): void {
-    if (data === '\x03') {
+    if (this.ended !== undefined) this.finish(this.ended);
+    else if (data === '\x03') {
       this.writeEmitter.fire('^C\r\n');
       this.abort.abort();
     }
+  }
+
+  /** The terminal wants CRLF. */
+  private write(text: string): void {
+    if (text !== '') this.writeEmitter.fire(text.replace(/\r?\n/g, '\r\n'));
   }
 
   private endStatus(): void {
@@ -61,14 +89,20 @@ export class RunTerminal implements vscode.Pseudoterminal {
     this.writeEmitter.fire('\r\n');
   }
 
-  private done(code: number): void {
+  private done(out: RunOutput, code: number): void {
     this.endStatus();
+    this.write(this.chunks.flush());
+    if (!this.options.keepOpen) {
+      this.finish(code);
+      return;
+    }
+    this.ended = code;
+    out.line('Press any key to close this terminal.');
+  }
+
+  private finish(code: number): void {
     this.closeEmitter.fire(code);
     this.writeEmitter.dispose();
     this.closeEmitter.dispose();
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -4,11 +4,14 @@ import type { Logger } from '../../core/log';
 import { parseReviewMessage, type ReviewHostMessage, type ReviewState } from '../../protocol/review';
 import { Disposable } from '../platform/lifecycle';
 import type { Notifier } from '../platform/notify';
+import { errorMessage } from '../../core/errorMessage';
 
 /** What the panel shows and what its buttons do; the feature behind it owns both. */
 export interface ReviewSource {
   state(): Promise<ReviewState>;
   retest(candidateId: string): Promise<void>;
+  dismiss(candidateId: string): Promise<void>;
+  promoteAnyway(candidateId: string): Promise<void>;
   restore(versionId: string): Promise<void>;
 }
 
@@ -67,7 +70,7 @@ export class PromptReviewPanel extends Disposable {
       const message: ReviewHostMessage = { type: 'state', state: await this.source.state() };
       await this.panel?.webview.postMessage(this.notify.redactDeep(message));
     } catch (err) {
-      this.log.warn(`prompt review: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`prompt review: ${errorMessage(err)}`);
     }
   }
 
@@ -78,8 +81,8 @@ export class PromptReviewPanel extends Disposable {
       return;
     }
     const fail = (err: unknown): void => {
-      this.log.error(`prompt review ${message.type}: ${err instanceof Error ? err.message : String(err)}`);
-      void this.notify.error(`Candor: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.error(`prompt review ${message.type}: ${errorMessage(err)}`);
+      void this.notify.error(`Candor: ${errorMessage(err)}`);
     };
     switch (message.type) {
       case 'ready':
@@ -91,6 +94,12 @@ export class PromptReviewPanel extends Disposable {
         break;
       case 'retest':
         void this.source.retest(message.candidateId).catch(fail);
+        break;
+      case 'dismiss':
+        void this.source.dismiss(message.candidateId).catch(fail);
+        break;
+      case 'promoteAnyway':
+        void this.source.promoteAnyway(message.candidateId).catch(fail);
         break;
       case 'restore':
         void this.source.restore(message.versionId).catch(fail);

@@ -10,7 +10,7 @@ import { sessionCompactor } from '../../../src/core/chat/compactor';
 import { transcriptOf } from '../../../src/core/chat/transcript';
 import { parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, IncrementalEstimate, heuristicEstimator, isGateState, readDriftFile, textModelSummarizer } from '../../../src/core/context';
+import { ContextGate, DriftLog, isGateState, textModelSummarizer } from '../../../src/core/context';
 import { silentLogger } from '../../../src/core/log';
 import { readJsonLines } from '../../../src/core/jsonl';
 
@@ -50,16 +50,15 @@ describe('the chat loop against a real HTTP provider', () => {
     const drift = new DriftLog(path.join(dir, 'drift.jsonl'));
     const stored = session.lastGateState();
     const gate = new ContextGate({ session: session.id, sink: drift, state: isGateState(stored) ? stored : undefined });
-    const estimate = new IncrementalEstimate(heuristicEstimator());
     return new Conversation({
       session,
       gate,
       identity: () => identity,
       driftTotals: () => drift.readDrift().totals,
-      estimate: async (_model, m) => estimate.total(m),
+      tokenizer: () => undefined,
       provider: async () => modelAt(server.baseUrl, { identity, policy: { idleTimeoutMs: 3000, maxRetries: 2 } }),
       settings: () => settings,
-      systemPrompt: async () => 'You are Candor.',
+      systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }),
       tools: () => tools,
       compactor: sessionCompactor(textModelSummarizer(modelAt(server.baseUrl, { identity }))),
       emit: (e) => events.push(e),
@@ -119,7 +118,7 @@ describe('the chat loop against a real HTTP provider', () => {
     assert.deepEqual(chat.session.history().map((m) => m.role), ['user', 'assistant', 'user']);
     const after = chat.session.lastGateState() as { anchor?: unknown };
     assert.deepEqual((JSON.parse(anchorBefore) as { anchor?: unknown }).anchor, after.anchor, 'a cut request leaves the anchor as it was');
-    assert.equal(readDriftFile(path.join(dir, 'drift.jsonl')).events.length, 0, 'and opens no loss window');
+    assert.equal(new DriftLog(path.join(dir, 'drift.jsonl')).readDrift().events.length, 0, 'and opens no loss window');
   });
 
   it('Stop cancels the stream, keeps what arrived, and offers Retry', async () => {
@@ -150,7 +149,7 @@ describe('the chat loop against a real HTTP provider', () => {
     await chat.send('quiet a third time');
     assert.equal(noticeTexts().filter((t) => t.includes('did not report usage')).length, 1, 'a window warns once');
     await chat.send('talk normally');
-    const drift = readDriftFile(path.join(dir, 'drift.jsonl'));
+    const drift = new DriftLog(path.join(dir, 'drift.jsonl')).readDrift();
     assert.deepEqual(drift.events.map((e) => e.event), ['anchor_loss', 'anchor_drift']);
     const last = events.filter((e) => e.type === 'gauge').pop();
     assert.ok(last?.type === 'gauge' && !last.gauge.warning && last.gauge.anchored, 'the warning ends when re-anchored');

@@ -10,7 +10,7 @@ import { noTools } from '../../../src/core/chat/tools';
 import { transcriptOf } from '../../../src/core/chat/transcript';
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, IncrementalEstimate, heuristicEstimator, textModelSummarizer } from '../../../src/core/context';
+import { ContextGate, DriftLog, textModelSummarizer } from '../../../src/core/context';
 import { MemoryLogger } from '../../../src/core/log';
 import { environmentSecrets, redactingLogger, REDACTED, SecretSet } from '../../../src/core/redact';
 import type { HostMessage } from '../../../src/protocol/chat';
@@ -42,16 +42,15 @@ function harness(server: EchoServer, key: string, secrets: SecretSet, dataDir: s
   const model = modelAt(server.baseUrl, { apiKey: key, identity, policy: { idleTimeoutMs: 5000, maxRetries: 1 } });
   const session = Session.create(path.join(dataDir, 'sessions'), 'demo');
   const drift = new DriftLog(path.join(dataDir, 'drift.jsonl'));
-  const estimate = new IncrementalEstimate(heuristicEstimator());
   const conversation = new Conversation({
     session,
     gate: new ContextGate({ session: session.id, sink: drift }),
     identity: () => identity,
     driftTotals: () => drift.readDrift().totals,
-    estimate: async (_model, messages) => estimate.total(messages),
+    tokenizer: () => undefined,
     provider: async () => model,
     settings: () => settings,
-    systemPrompt: async () => 'You are Candor.',
+    systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }),
     tools: () => noTools,
     compactor: sessionCompactor(textModelSummarizer(model)),
     emit: (event) => posts.push(...view.messages<HostMessage>(event)),
@@ -123,7 +122,7 @@ describe('the key never leaves through the chat: a provider echoing Authorizatio
         assert.ok(files.some((f) => f.file.endsWith('.jsonl') && f.text.includes('"notice"')), 'the notice is in the session file');
         for (const f of files) assertNoKey(f.file, [f.text]);
         // A reload shows the same, redacted.
-        const reloaded = new ViewRedaction(secretsFor(key)).messages<HostMessage>({ type: 'init', entries: transcriptOf(Session.open(conversation.session.file)), busy: false, provider: { label: '', model: 'm', provider: 'echo', offline: false }, trusted: true, welcome: false, sessionTitle: conversation.session.title() });
+        const reloaded = new ViewRedaction(secretsFor(key)).messages<HostMessage>({ type: 'init', session: conversation.session.id, more: false, entries: transcriptOf(Session.open(conversation.session.file)), busy: false, provider: { label: '', model: 'm', provider: 'echo', offline: false }, trusted: true, welcome: false, sessionTitle: conversation.session.title() });
         assertNoKey('the init message', [JSON.stringify(reloaded)]);
       });
     }
@@ -158,7 +157,7 @@ describe('the key never leaves through the chat: a provider echoing Authorizatio
     assertNoKey('a posted message', posts.map((m) => JSON.stringify(m)));
     assertNoKey('a log line', sink.lines);
     const view = new ViewRedaction(secrets);
-    const init = view.messages<HostMessage>({ type: 'init', entries: transcriptOf(Session.open(conversation.session.file)), busy: false, provider: { label: '', model: 'm', provider: 'echo', offline: false }, trusted: true, welcome: false, sessionTitle: conversation.session.title() });
+    const init = view.messages<HostMessage>({ type: 'init', session: conversation.session.id, more: false, entries: transcriptOf(Session.open(conversation.session.file)), busy: false, provider: { label: '', model: 'm', provider: 'echo', offline: false }, trusted: true, welcome: false, sessionTitle: conversation.session.title() });
     assert.ok(JSON.stringify(conversation.session.title()).includes(key), 'the trap: the title is made from the message');
     assertNoKey('the init message (transcript and title)', [JSON.stringify(init)]);
   });

@@ -10,7 +10,7 @@ import { transcriptOf, type TranscriptEntry } from '../../../src/core/chat/trans
 import { parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, IncrementalEstimate, heuristicEstimator, textModelSummarizer } from '../../../src/core/context';
+import { ContextGate, DriftLog, textModelSummarizer } from '../../../src/core/context';
 import { silentLogger } from '../../../src/core/log';
 import { SecretSet } from '../../../src/core/redact';
 import { isReplaceTextMessage, type HostMessage } from '../../../src/protocol/chat';
@@ -48,7 +48,7 @@ const listFiles: ToolHost = {
 };
 
 function init(entries: TranscriptEntry[], title: string): HostMessage {
-  return { type: 'init', entries, busy: false, provider: { label: '', model: 'm', provider: 'offline', offline: true }, trusted: true, welcome: false, sessionTitle: title };
+  return { type: 'init', session: 's', more: false, entries, busy: false, provider: { label: '', model: 'm', provider: 'offline', offline: true }, trusted: true, welcome: false, sessionTitle: title };
 }
 
 describe('one mapping from session records to transcript entries', () => {
@@ -84,16 +84,15 @@ describe('one mapping from session records to transcript entries', () => {
     const post = (message: HostMessage): void => redaction.messages<HostMessage>(message).forEach((m) => view.apply(m));
     const session = Session.create(path.join(dir, 'sessions'), 'demo');
     const drift = new DriftLog(path.join(dir, 'drift.jsonl'));
-    const estimate = new IncrementalEstimate(heuristicEstimator());
     const chat = new Conversation({
       session,
       gate: new ContextGate({ session: session.id, sink: drift }),
       identity: () => identity,
       driftTotals: () => drift.readDrift().totals,
-      estimate: async (_model, messages) => estimate.total(messages),
+      tokenizer: () => undefined,
       provider: async () => modelAt(server.baseUrl, { identity, policy: { idleTimeoutMs: 3000, maxRetries: 1 } }),
       settings: () => settings,
-      systemPrompt: async () => 'You are Candor.',
+      systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }),
       tools: () => listFiles,
       compactor: sessionCompactor(textModelSummarizer(modelAt(server.baseUrl, { identity }))),
       // As the chat controller relays them: every event posted through the view's redaction.

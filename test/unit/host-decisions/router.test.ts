@@ -14,6 +14,8 @@ const SAMPLES: { readonly [T in WebviewMessageType]: MessageOf<T> } = {
   dismissRant: { type: 'dismissRant', id: '01abc' },
   takeBranch: { type: 'takeBranch', branch: 'candor/rant-01abc' },
   showDiff: { type: 'showDiff', branch: 'candor/rant-01abc' },
+  loadOlder: { type: 'loadOlder', session: '01s', before: '01m' },
+  find: { type: 'find', session: '01s', query: 'needle', direction: 'older' },
 };
 const TYPES = Object.keys(SAMPLES) as WebviewMessageType[];
 
@@ -26,7 +28,7 @@ function wired(): { router: MessageRouter; log: MemoryLogger; calls: Array<[stri
     calls.push([name, message]);
   };
   router.register('chat view', { ready: record('ready'), runCommand: record('runCommand') });
-  router.register('chat', { send: record('send'), stop: record('stop'), retry: record('retry') });
+  router.register('chat', { send: record('send'), stop: record('stop'), retry: record('retry'), loadOlder: record('loadOlder'), find: record('find') });
   router.register('evolution', { dismissRant: record('dismissRant'), takeBranch: record('takeBranch'), showDiff: record('showDiff') });
   router.register('prompt evolution', { feedback: record('feedback') });
   return { router, log, calls };
@@ -60,7 +62,7 @@ describe('routing the chat view\'s messages to the features that own them', () =
   it('a message no feature registered for is logged and dropped', async () => {
     const log = new MemoryLogger();
     const router = new MessageRouter(log, String);
-    router.register('chat', { send: () => assert.fail('not this one'), stop: () => assert.fail('not this one'), retry: () => assert.fail('not this one') });
+    router.register('chat', { send: () => assert.fail('not this one'), stop: () => assert.fail('not this one'), retry: () => assert.fail('not this one'), loadOlder: () => assert.fail('not this one'), find: () => assert.fail('not this one') });
     assert.deepEqual(await router.route({ type: 'feedback', entryId: 'e', value: 'down' }), { outcome: 'unowned', type: 'feedback' });
     assert.ok(log.lines.some((l) => l.includes("no feature handles 'feedback'")));
   });

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { memoryPath, workspaceIdFor } from '../../../src/core/memory/location';
+import { memoryPath } from '../../../src/core/memory/location';
+import { workspaceIdFor } from '../../../src/core/workspaceId';
 import { MemoryError } from '../../../src/core/memory/errors';
 
 describe('memory location', () => {

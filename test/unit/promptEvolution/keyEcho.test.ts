@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { runPromptEvolutionCli, type CliOutput } from '../../../src/cli/promptEvolve';
 import { PROPOSER_SYSTEM } from '../../../src/core/promptEvolution/proposer';
 import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
-import { workspaceIdFor } from '../../../src/core/memory/location';
+import { workspaceIdFor } from '../../../src/core/workspaceId';
 import { REDACTED } from '../../../src/core/redact';
 import { patternlessKey, startEchoServer, type EchoServer } from '../provider/echoServer';
 

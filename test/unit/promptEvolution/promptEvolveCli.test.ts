@@ -7,7 +7,7 @@ import { parseScenario, type Scenario } from '../../../src/core/offline/scenario
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { BUILT_IN_PROMPT } from '../../../src/core/prompt/systemPrompt';
 import { PROPOSER_SYSTEM } from '../../../src/core/promptEvolution/proposer';
-import { workspaceIdFor } from '../../../src/core/memory/location';
+import { workspaceIdFor } from '../../../src/core/workspaceId';
 import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
 import { providerSlug } from '../../../src/core/context/slug';
 
@@ -93,7 +93,7 @@ describe('runPromptEvolutionCli (candor prompt-evolve)', function () {
     assert.match(io.text, /rejected by frozen_sections/);
     assert.match(io.text, /✓ confidence +p = 1\.192e-7 \(< 0\.05\) — exact McNemar, Holm rank 1 of 1/);
     assert.match(io.text, /Outcome: promote c-[0-9a-f]{12} as a new registry version .* \(N=24 b=24 c=0 effect \+1\.000/);
-    assert.match(io.text, /Written to \.candor\/prompt\.md\./);
+    assert.match(io.text, /Written to \.candor\/prompt\.md and saved\./);
     assert.equal(server.requests.filter((r) => r.system === WITHOUT_FROZEN).length, 0, 'the frozen-block removal never reached the A/B test');
     assert.equal(server.requests.filter((r) => r.system.startsWith(PROPOSER_SYSTEM)).length, 1);
 

@@ -16,9 +16,12 @@ describe('prompt review: messages, numbers, diffs', () => {
     assert.deepEqual(parseReviewMessage({ type: 'ready' }), { type: 'ready' });
     assert.deepEqual(parseReviewMessage({ type: 'retest', candidateId: 'c-0123456789ab' }), { type: 'retest', candidateId: 'c-0123456789ab' });
     assert.deepEqual(parseReviewMessage({ type: 'restore', versionId: '01j0abcdxyz' }), { type: 'restore', versionId: '01j0abcdxyz' });
+    assert.deepEqual(parseReviewMessage({ type: 'dismiss', candidateId: 'c-0123456789ab' }), { type: 'dismiss', candidateId: 'c-0123456789ab' });
+    assert.deepEqual(parseReviewMessage({ type: 'promoteAnyway', candidateId: 'c-0123456789ab' }), { type: 'promoteAnyway', candidateId: 'c-0123456789ab' });
     for (const bad of [
       null, 'ready', [], { type: 'ready', extra: 1 }, { type: 'retest', candidateId: '../etc' }, { type: 'retest' },
       { type: 'restore', versionId: 'A B' }, { type: 'restore', versionId: 7 }, { type: 'runCommand', command: 'x' },
+      { type: 'promoteAnyway', candidateId: 'c-0123456789ab', force: true }, { type: 'dismiss', candidateId: '../c' }, { type: 'promoteAnyway' },
     ]) {
       assert.equal(parseReviewMessage(bad), undefined, JSON.stringify(bad));
     }
@@ -60,6 +63,9 @@ describe('prompt review: messages, numbers, diffs', () => {
 describe('gatherEvidence', () => {
   let dir: string;
   let registry: PromptRegistry;
+  const routed = (rant: string, cls: string, status: string): void => {
+    fs.appendFileSync(path.join(dir, 'triage.jsonl'), `${JSON.stringify({ v: 1, rant, ts: new Date().toISOString(), class: cls, duplicateOf: null, status, source: 'model' })}\n`);
+  };
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-evidence-'));
     registry = await PromptRegistry.open({ file: path.join(dir, 'traces.sqlite'), scope: 'ws' });
@@ -69,7 +75,7 @@ describe('gatherEvidence', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('turns down-votes, linked rants and failed turns into text; withdrawn votes and unknown ids are left out', async () => {
+  it('turns down-votes, agent-behaviour rants and failed turns into text; withdrawn votes and unknown ids are left out', async () => {
     const session = Session.create(path.join(dir, 'sessions'), 'demo');
     session.addMessage('turn1', { role: 'user', content: 'rename foo' });
     const badReply = session.addMessage('turn1', { role: 'assistant', content: 'Run git reset --hard.' });
@@ -79,6 +85,7 @@ describe('gatherEvidence', () => {
     session.append({ type: 'notice', id: 'n1', turn: 'turn3', level: 'error', text: 'HTTP 500 from the provider' });
     await session.flushed();
     const rant = saveRant(dir, { text: 'it told me to reset my work', project: 'demo', session: session.id });
+    routed(rant.id, 'agent-behaviour', 'routed-to-prompt');
 
     await registry.addTraces([{ session: session.id, model: 'm', provider: 'p', toolCalls: 0, durationMs: 1 }]);
     await registry.addSignal({ kind: 'down', replyId: badReply, session: session.id });
@@ -92,6 +99,25 @@ describe('gatherEvidence', () => {
     assert.deepEqual(evidence.rants, ['it told me to reset my work']);
     assert.deepEqual(evidence.failingTraces, ['User: list files\nError: HTTP 500 from the provider']);
     assert.equal(evidence.unresolved, 1, 'the vote in an unsafe session id');
+  });
+
+  it('reads only rants whose latest class is agent-behaviour, from every project; linking at save time no longer counts', async () => {
+    const behaviour = saveRant(dir, { text: 'your answers are far too long', project: 'one', session: null });
+    const elsewhere = saveRant(dir, { text: 'you never say what you did not check', project: 'two', session: null });
+    const code = saveRant(dir, { text: 'the gauge crashes after a reload', project: 'one', session: 's1' });
+    const project = saveRant(dir, { text: 'my login form does not validate e-mails', project: 'one', session: 's1' });
+    const untriaged = saveRant(dir, { text: 'something about everything', project: 'one', session: 's1' });
+    const dismissed = saveRant(dir, { text: 'too chatty today', project: 'one', session: null });
+    // The trap: every rant saved during a session is linked as a signal, as before.
+    for (const r of [code, project, untriaged]) await registry.addSignal({ kind: 'rant', rantId: r.id, session: 's1' });
+    routed(behaviour.id, 'agent-behaviour', 'routed-to-prompt');
+    routed(elsewhere.id, 'agent-behaviour', 'routed-to-prompt');
+    routed(code.id, 'agent-code', 'queued');
+    routed(project.id, 'user-project', 'out-of-scope');
+    routed(dismissed.id, 'agent-behaviour', 'routed-to-prompt');
+    routed(dismissed.id, 'agent-behaviour', 'dismissed');
+    const evidence = await gatherEvidence(dir, registry);
+    assert.deepEqual(evidence.rants, ['your answers are far too long', 'you never say what you did not check']);
   });
 
   it('an empty data folder gives empty evidence', async () => {
