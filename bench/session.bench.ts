@@ -22,13 +22,14 @@ import * as path from 'node:path';
 import { chromium } from 'playwright-core';
 import { OpenedSession } from '../src/core/session/opened';
 import { Session } from '../src/core/session/session';
-import { transcriptOf } from '../src/core/chat/transcript';
+
 import { ViewRedaction } from '../src/core/chat/viewRedaction';
 import { SecretSet } from '../src/core/redact';
 import type { HostMessage } from '../src/protocol/chat';
 import { writeLongSession } from '../test/unit/data/longSession';
 import { chromiumPath } from '../test/e2e/harness/browser';
 import { initMessage, openChatPage, sampleEntries } from './chatPage';
+import { transcriptOf } from '../test/helpers/core';
 
 const SIZES = [100, 1_000, 10_000, 50_000];
 const RUNS = 9;

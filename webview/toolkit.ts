@@ -28,6 +28,3 @@ export function setDisabled(el: HTMLElement, disabled: boolean): void {
   else el.removeAttribute('disabled');
 }
 
-export function progressRing(): HTMLElement {
-  return document.createElement('vscode-progress-ring');
-}

@@ -15,7 +15,3 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-/** A float in [0, 1) from the same generator, for simulations. */
-export function uniform(next: () => number): () => number {
-  return () => next() / 0x1_0000_0000;
-}

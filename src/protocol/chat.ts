@@ -108,12 +108,6 @@ export interface ReplaceTextMessage {
   readonly text: string;
 }
 
-export function isReplaceTextMessage(value: unknown): value is ReplaceTextMessage {
-  if (value === null || typeof value !== 'object') return false;
-  const m = value as Record<string, unknown>;
-  return m.type === 'replaceText' && typeof m.id === 'string' && typeof m.text === 'string';
-}
-
 /** The page of entries just older than those the view has, answering `loadOlder`. */
 export interface OlderEntriesMessage {
   readonly type: 'older';

@@ -1,7 +1,6 @@
 import { assertNever } from '../assertNever';
 import { contentText } from '../messages';
 import type { SessionRecord } from '../session/records';
-import type { Session } from '../session/session';
 
 /**
  * What the chat shows. Built from the session's records by one mapping,
@@ -102,12 +101,6 @@ export class Transcript {
     } else this.list[at] = entry;
     return entry;
   }
-}
-
-export function transcriptOf(session: Session): TranscriptEntry[] {
-  const transcript = new Transcript();
-  for (const record of session.all()) transcript.add(record);
-  return transcript.entries();
 }
 
 export function clip(text: string, max = TRANSCRIPT_TOOL_CHARS): string {

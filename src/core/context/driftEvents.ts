@@ -110,10 +110,3 @@ export type AnchorDriftRecord = Omit<AnchorDriftEvent, 'window' | 'window_ests'>
 };
 export type DriftRecord = AnchorLossRecord | AnchorDriftRecord | AnchorLossOpenRecord;
 
-/** A sink that keeps events in memory (the gate's preview, and tests). */
-export class MemoryDriftSink implements DriftSink {
-  readonly events: DriftEvent[] = [];
-  record(event: DriftEvent): void {
-    this.events.push(event);
-  }
-}

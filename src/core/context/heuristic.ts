@@ -1,5 +1,4 @@
-import type { ChatMessage } from '../messages';
-import { messageParts, PER_MESSAGE_OVERHEAD } from './messageParts';
+import { PER_MESSAGE_OVERHEAD } from './messageParts';
 
 /**
  * The CJK-aware heuristic: CJK ideographs, kana, hangul and fullwidth forms at
@@ -36,10 +35,6 @@ export interface MessageMeasure {
 
 export function zeroFeatures(): number[] {
   return new Array<number>(FEATURE_COUNT).fill(0);
-}
-
-export function measureMessage(message: ChatMessage): MessageMeasure {
-  return measureParts(messageParts(message));
 }
 
 /** A message given as the texts a provider tokenizes (messageParts). */

@@ -150,8 +150,3 @@ function openView(session: string, window: MutableWindow): OpenWindow {
   };
 }
 
-export function tallyDrift(records: readonly DriftRecord[]): DriftTally {
-  const tally = new Tally();
-  for (const record of records) tally.add(record);
-  return tally.result();
-}

@@ -27,7 +27,7 @@ import { errorMessage } from '../errorMessage';
 
 import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';
 
-export { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase };
+export { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions };
 
 interface Ending {
   readonly outcome: EvolutionOutcome;

@@ -93,7 +93,7 @@ function chainEndsAt(commits: readonly LogCommit[], head: string, base: string, 
   return false;
 }
 
-/** The Candor commits of a log read newest first, not merges, not reverted by anything in it. */
+/** The Candor commits of a log read newest first, not merges, not reverted by anything in it. @internal */
 export function candorCommits(log: string): CandorCommit[] {
   return candidatesOf(parseLog(log));
 }

@@ -123,7 +123,7 @@ export function sandboxEnv(secrets: readonly string[], home: string, tmp: string
   return { ...env, HOME: home, USERPROFILE: home, TMPDIR: tmp, TMP: tmp, TEMP: tmp, [GATE_MARKER]: '1' };
 }
 
-/** Set in the environment of every command of an evolution gate. */
+/** Set in the environment of every command of an evolution gate. @internal */
 export const GATE_MARKER = 'CANDOR_EVOLUTION_GATE';
 
 const HOST_LINKS = new Set(['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY', 'KRB5CCNAME', 'DOCKER_HOST']);

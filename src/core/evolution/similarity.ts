@@ -20,6 +20,3 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
   return shared / (a.size + b.size - shared);
 }
 
-export function isDuplicateText(a: string, b: string, threshold = DUPLICATE_THRESHOLD): boolean {
-  return jaccard(tokens(a), tokens(b)) >= threshold;
-}

@@ -37,7 +37,3 @@ export function parseTrailers(output: string): Trailer[] {
   return trailers;
 }
 
-/** The rant ids named by `Candor-Rant:` trailers (key compared case-insensitively, as git does). */
-export function candorRantIds(trailers: readonly Trailer[]): string[] {
-  return trailers.filter((t) => t.key.toLowerCase() === 'candor-rant').map((t) => t.value);
-}

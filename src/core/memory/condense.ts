@@ -7,8 +7,8 @@ import { condenseMessages, summaryText } from './condensePrompt';
 import { errorText, failed, type CondenseOutcome } from './outcome';
 import { swapIn, type SwapHooks } from './swap';
 
-export type { CondenseFailure, CondenseFailureReason, CondenseOutcome, CondenseSuccess } from './outcome';
-export { MAX_CARRY_ROUNDS, type SwapHooks } from './swap';
+export type { CondenseFailure, CondenseFailureReason, CondenseOutcome } from './outcome';
+export type { SwapHooks } from './swap';
 
 export interface CondenseOptions {
   /** The memory file. A symbolic link is followed: the file it points to is condensed. */

@@ -34,19 +34,6 @@ export const rememberToolSpec: ToolSpec = {
   },
 };
 
-/** The `text` argument of a `remember` tool call; throws a MemoryError of kind `bad-arguments`. */
-export function rememberText(rawArguments: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(rawArguments);
-  } catch {
-    throw new MemoryError('bad-arguments', 'remember: the arguments are not JSON');
-  }
-  const text = parsed !== null && typeof parsed === 'object' ? (parsed as { text?: unknown }).text : undefined;
-  if (typeof text !== 'string') throw new MemoryError('bad-arguments', 'remember: "text" must be a string');
-  return text;
-}
-
 /** The exact bytes one `remember` call appends. */
 export function entryBytes(text: string, now: Date): Buffer {
   const body = text.replace(/\s+$/u, '');

@@ -31,8 +31,6 @@ export interface SampleCounts {
   readonly discordant: number;
 }
 
-export const CHEAP_CHECKS: readonly CheckName[] = ['frozen_sections', 'edit_distance', 'drift'];
-
 export interface CandidateHistory {
   /** Tasks this candidate was already scored on: never counted again. */
   readonly scoredTaskIds: readonly string[];

@@ -31,7 +31,7 @@ import { all, one, parseIds, toEvaluation, toSignal, toTrace, toVersion } from '
  * "Secrets"): a prompt, a candidate, a model name, a failure.
  */
 
-/** The scope of rows written before schema 2 (no workspace recorded). */
+/** The scope of rows written before schema 2 (no workspace recorded). @internal */
 export const LEGACY_SCOPE = '';
 
 /** The numbers that justify a promotion. */

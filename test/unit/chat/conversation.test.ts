@@ -7,12 +7,13 @@ import { parseScenario, type Scenario } from '../../../src/core/offline/scenario
 import { modelAt } from '../provider/models';
 import { Conversation, type ChatEvent, type ChatSettings } from '../../../src/core/chat/conversation';
 import { sessionCompactor } from '../../../src/core/chat/compactor';
-import { transcriptOf } from '../../../src/core/chat/transcript';
+
 import { parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { Session } from '../../../src/core/session/session';
 import { ContextGate, DriftLog, isGateState, textModelSummarizer } from '../../../src/core/context';
 import { silentLogger } from '../../../src/core/log';
 import { readJsonLines } from '../../../src/core/jsonl';
+import { transcriptOf } from '../../helpers/core';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
 

@@ -15,11 +15,12 @@ import { ContextGate, DriftLog, isGateState, textModelSummarizer, type DriftReco
 import type { GaugeState } from '../../../src/core/context/gauge';
 import { silentLogger } from '../../../src/core/log';
 import type { RequestTrace } from '../../../src/core/chat/conversation';
-import { measureMessage } from '../../../src/core/context/heuristic';
+
 import type { ChatMessage } from '../../../src/core/messages';
-import { MemoryLogger } from '../../../src/core/log';
+
 import { WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
-import { installedTokenizerModules } from '../../../src/core/context/tokenizer/installedModules';
+import { installedTokenizerModules } from '../../helpers/installedModules';
+import { MemoryLogger, measureMessage } from '../../helpers/core';
 
 const bigTool: ToolHost = {
   specs: () => [{ type: 'function', function: { name: 'read_big', description: 'read', parameters: { type: 'object', properties: {} } } }],

@@ -7,14 +7,15 @@ import { modelAt } from '../provider/models';
 import { Conversation, type ChatSettings, type RequestTrace } from '../../../src/core/chat/conversation';
 import { sessionCompactor } from '../../../src/core/chat/compactor';
 import { noTools } from '../../../src/core/chat/tools';
-import { transcriptOf } from '../../../src/core/chat/transcript';
+
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
 import { Session } from '../../../src/core/session/session';
 import { ContextGate, DriftLog, textModelSummarizer } from '../../../src/core/context';
-import { MemoryLogger } from '../../../src/core/log';
+
 import { environmentSecrets, redactingLogger, REDACTED, SecretSet } from '../../../src/core/redact';
 import type { HostMessage } from '../../../src/protocol/chat';
 import { patternlessKey, startEchoServer, type EchoServer } from '../provider/echoServer';
+import { MemoryLogger, transcriptOf } from '../../helpers/core';
 
 /** Every file under `dir`, with its text. */
 function filesUnder(dir: string): Array<{ file: string; text: string }> {

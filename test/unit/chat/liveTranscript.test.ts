@@ -6,15 +6,16 @@ import { startOfflineServer, type OfflineServer } from '../../../src/core/offlin
 import { parseScenario } from '../../../src/core/offline/scenario';
 import { Conversation, type ChatSettings } from '../../../src/core/chat/conversation';
 import { sessionCompactor } from '../../../src/core/chat/compactor';
-import { transcriptOf, type TranscriptEntry } from '../../../src/core/chat/transcript';
+import { type TranscriptEntry } from '../../../src/core/chat/transcript';
 import { parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
 import { Session } from '../../../src/core/session/session';
 import { ContextGate, DriftLog, textModelSummarizer } from '../../../src/core/context';
 import { silentLogger } from '../../../src/core/log';
 import { SecretSet } from '../../../src/core/redact';
-import { isReplaceTextMessage, type HostMessage } from '../../../src/protocol/chat';
+import { type HostMessage } from '../../../src/protocol/chat';
 import { modelAt } from '../provider/models';
+import { isReplaceTextMessage, transcriptOf } from '../../helpers/core';
 
 /** What the chat webview keeps of the messages it is posted: an entry under a known id replaces it in place, deltas grow it. */
 class ViewState {

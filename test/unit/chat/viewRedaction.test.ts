@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
-import { isReplaceTextMessage, type HostMessage } from '../../../src/protocol/chat';
+import { type HostMessage } from '../../../src/protocol/chat';
 import { redact, REDACTED, SecretSet } from '../../../src/core/redact';
+import { isReplaceTextMessage } from '../../helpers/core';
 
 const KEY = 'candor-stored-key-7f3a9c2e1b88';
 const ID = 'reply-1';

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Content, deepseekV3Provider, llama3Provider, systemPrompt, type SimulatedProvider } from '../../../bench/mixedSession';
-import { MemoryDriftSink } from '../../../src/core/context/driftEvents';
+
 import { ContextGate } from '../../../src/core/context/gate';
 import { PayloadLedger } from '../../../src/core/context/ledger';
 import { contentText, type ChatMessage } from '../../../src/core/messages';
 import { LOCAL } from './helpers';
+import { MemoryDriftSink } from '../../helpers/core';
 
 interface Errors {
   anchored: number[];

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { encodingForModel, type TiktokenEncodingName } from '../../../src/core/context/estimator';
-import { FEATURES, heuristicTokens, measureMessage, measureText, zeroFeatures } from '../../../src/core/context/heuristic';
+import { FEATURES, heuristicTokens, measureText, zeroFeatures } from '../../../src/core/context/heuristic';
 import type { ChatMessage } from '../../../src/core/messages';
+import { measureMessage } from '../../helpers/core';
 
 const feature = (name: (typeof FEATURES)[number]): number => FEATURES.indexOf(name);
 

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { isGateState } from '../../../src/core/context/gateState';
-import { measureMessage } from '../../../src/core/context/heuristic';
+
 import { PayloadLedger } from '../../../src/core/context/ledger';
 import type { ChatMessage } from '../../../src/core/messages';
 import { complete, est, gateRig, LOCAL, OPENAI, useTempDir } from './helpers';
+import { measureMessage } from '../../helpers/core';
 
 describe('gate/ContextGate', () => {
   const dir = useTempDir();

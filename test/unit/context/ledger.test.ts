@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import type { TokenCounter } from '../../../src/core/context/estimator';
-import { heuristicTokens, measureMessage } from '../../../src/core/context/heuristic';
+import { heuristicTokens } from '../../../src/core/context/heuristic';
 import { PayloadLedger } from '../../../src/core/context/ledger';
 import { messageParts, PER_MESSAGE_OVERHEAD } from '../../../src/core/context/messageParts';
 import type { ChatMessage } from '../../../src/core/messages';
+import { measureMessage } from '../../helpers/core';
 
 /** A tokenizer whose answers the test releases: one token per character. */
 class HeldCounter implements TokenCounter {

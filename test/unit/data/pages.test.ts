@@ -3,11 +3,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Session } from '../../../src/core/session/session';
-import { transcriptOf, type TranscriptEntry } from '../../../src/core/chat/transcript';
+import { type TranscriptEntry } from '../../../src/core/chat/transcript';
 import { TranscriptPages } from '../../../src/core/session/pages';
 import { OpenedSession } from '../../../src/core/session/opened';
 import { REDACTED, SecretSet } from '../../../src/core/redact';
 import { questionText, richSession, writeLongSession } from './longSession';
+import { transcriptOf } from '../../helpers/core';
 
 const shownAs = (text: string): string => text;
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Session } from '../../../src/core/session/session';
 import { listSessions } from '../../../src/core/session/listing';
-import { transcriptOf } from '../../../src/core/chat/transcript';
+import { transcriptOf } from '../../helpers/core';
 
 describe('session files', () => {
   let dir: string;

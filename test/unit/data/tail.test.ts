@@ -3,9 +3,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Session } from '../../../src/core/session/session';
-import { transcriptOf } from '../../../src/core/chat/transcript';
+
 import { PAGE_ENTRIES, readSessionTail } from '../../../src/core/session/tail';
 import { UNREADABLE_HOLE, richSession, writeLongSession, writeSessionWithHole } from './longSession';
+import { transcriptOf } from '../../helpers/core';
 
 describe('opening a session reads only its end', () => {
   let dir: string;

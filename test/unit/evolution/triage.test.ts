@@ -4,10 +4,11 @@ import * as path from 'node:path';
 import { parseTriageReply, triageSystemPrompt } from '../../../src/core/evolution/classify';
 import { classifyByRules, readmeAnswer } from '../../../src/core/evolution/fallback';
 import { dismissRant, rantStatuses, readDecisions, triage } from '../../../src/core/evolution/triage';
-import { isDuplicateText, jaccard, tokens } from '../../../src/core/evolution/similarity';
+import { jaccard, tokens } from '../../../src/core/evolution/similarity';
 import { appendRun } from '../../../src/core/evolution/record';
 import type { TextModel } from '../../../src/core/provider/chatModel';
 import { ScriptedModel, rant, removeTempDirs, tempDir } from './helpers';
+import { isDuplicateText } from '../../helpers/core';
 
 const at = (minute: number): Date => new Date(Date.UTC(2026, 0, 1, 0, minute));
 const failingModel: TextModel = { complete: async () => Promise.reject(new Error('connection refused')) };

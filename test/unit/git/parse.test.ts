@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { computeDirtyState, readOnlyReason } from '../../../src/core/git/dirty';
-import { candorRantIds, parseLog, parseTrailers } from '../../../src/core/git/parse';
+import { parseLog, parseTrailers } from '../../../src/core/git/parse';
 import { parsePorcelainV2 } from '../../../src/core/git/status';
+import { candorRantIds } from '../../helpers/core';
 
 const OID = 'a'.repeat(40);
 const OID2 = 'b'.repeat(40);

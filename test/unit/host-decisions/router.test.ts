@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { MemoryLogger } from '../../../src/core/log';
+
 import { MESSAGE_OWNERS, MessageRouter, type MessageOf, type WebviewMessageType } from '../../../src/host/chat/router';
 import type { WebviewMessage } from '../../../src/protocol/chat';
+import { MemoryLogger } from '../../helpers/core';
 
 /** One well-formed message of every type; the compiler refuses this table if a type is missing. */
 const SAMPLES: { readonly [T in WebviewMessageType]: MessageOf<T> } = {

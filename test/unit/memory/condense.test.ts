@@ -3,8 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { condenseMemory, tempFileFor, type CondenseOptions, type CondenseOutcome } from '../../../src/core/memory/condense';
 import { appendEntry } from '../../../src/core/memory/memory';
-import { MemoryLogger } from '../../../src/core/log';
+
 import { seedNotes, startModelServer, tempFolder, tempLeftovers, waitFor, type ModelServer } from './helpers';
+import { MemoryLogger } from '../../helpers/core';
 
 const SUMMARY = '# Memory\n- tests: npm test\n';
 const PID = 4242;

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { condenseMemory, MAX_CARRY_ROUNDS, type CondenseOutcome, type SwapHooks } from '../../../src/core/memory/condense';
+import { condenseMemory, type CondenseOutcome, type SwapHooks } from '../../../src/core/memory/condense';
+import { MAX_CARRY_ROUNDS } from '../../../src/core/memory/swap';
 import { LATE_WRITE_GRACE_MS } from '../../../src/core/memory/swap';
 import { seedNotes, sleep, startModelServer, tempFolder, tempLeftovers, waitFor, type ModelServer } from './helpers';
 

@@ -5,7 +5,8 @@ import { startOfflineServer, type OfflineServer } from '../../../src/core/offlin
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
 import type { TextModel } from '../../../src/core/provider/chatModel';
 import { modelAt } from '../provider/models';
-import { mulberry32, uniform } from '../../../src/core/random';
+import { mulberry32 } from '../../../src/core/random';
+import { uniform } from '../../helpers/core';
 
 /** A real OpenAI-compatible server on loopback whose scenario a test can swap at any time. */
 export interface ModelServer {

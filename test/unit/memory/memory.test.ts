@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { appendEntry, entryBytes, MAX_ENTRY_BYTES, readForPrompt, rememberText, rememberToolSpec } from '../../../src/core/memory/memory';
+import { appendEntry, entryBytes, MAX_ENTRY_BYTES, readForPrompt, rememberToolSpec } from '../../../src/core/memory/memory';
 import { MemoryError } from '../../../src/core/memory/errors';
 import { summaryText } from '../../../src/core/memory/condensePrompt';
 import { tempFolder } from './helpers';
@@ -49,13 +49,6 @@ describe('memory file: the remember tool', () => {
     assert.equal(parameters.properties.text.type, 'string');
     assert.deepEqual(parameters.required, ['text']);
     assert.doesNotThrow(() => JSON.stringify(rememberToolSpec));
-  });
-
-  it('tool-call arguments: the text, or bad-arguments', () => {
-    assert.equal(rememberText('{"text":"hello"}'), 'hello');
-    assert.throws(() => rememberText('{"text":'), kind('bad-arguments'));
-    assert.throws(() => rememberText('{"note":"x"}'), kind('bad-arguments'));
-    assert.throws(() => rememberText('null'), kind('bad-arguments'));
   });
 });
 

@@ -2,8 +2,9 @@ import * as assert from 'node:assert/strict';
 import { evaluateCandidates, type GateCandidate } from '../../../src/core/promptEvolution/promotionGate';
 import type { PairedScore } from '../../../src/core/promptEvolution/paired';
 import type { PromptEvolutionSettings } from '../../../src/core/promptEvolution/settings';
-import { mulberry32, uniform } from '../../../src/core/random';
+import { mulberry32 } from '../../../src/core/random';
 import { PROMPT, SMALL_EDIT } from './fixtures';
+import { uniform } from '../../helpers/core';
 
 /**
  * A/A rounds: baseline and candidates draw every task's score from the same

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { holm, mcnemarExact, signFlipTest } from '../../../src/core/promptEvolution/stats';
-import { mulberry32, uniform } from '../../../src/core/random';
+import { mulberry32 } from '../../../src/core/random';
+import { uniform } from '../../helpers/core';
 
 describe('prompt evolution statistics', () => {
   describe('exact McNemar', () => {

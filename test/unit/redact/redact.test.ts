@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { MemoryLogger } from '../../../src/core/log';
+
 import { environmentSecrets, MATCH_REACH, MIN_SECRET_LENGTH, redact, redactingLogger, REDACTED, SecretSet } from '../../../src/core/redact';
+import { MemoryLogger } from '../../helpers/core';
 
 // Keys that match no pattern (not `sk-…`, no `Bearer`): only knowing the value removes them.
 const STORED_KEY = 'candor-stored-key-7f3a9c2e1b';

@@ -3,7 +3,7 @@ import { o200kTokenizer } from '../../../bench/mixedSession';
 import { PayloadLedger } from '../../../src/core/context/ledger';
 import { messageParts, PER_MESSAGE_OVERHEAD } from '../../../src/core/context/messageParts';
 import { WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
-import { installedTokenizerModules } from '../../../src/core/context/tokenizer/installedModules';
+import { installedTokenizerModules } from '../../helpers/installedModules';
 import type { ChatMessage } from '../../../src/core/messages';
 
 describe('the tokenizer in a worker thread', function () {

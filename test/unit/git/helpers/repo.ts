@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { hashFile, hashTree } from '../../../helpers/hashTree';
 export { hashFile };
-import { mulberry32, uniform } from '../../../../src/core/random';
+import { mulberry32 } from '../../../../src/core/random';
+import { uniform } from '../../../helpers/core';
 
 /**
  * Fixture repositories for the guard's tests. Fixtures are built with the

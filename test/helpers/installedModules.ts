@@ -1,4 +1,4 @@
-import type { TokenizerModules } from './workerTokenizer';
+import type { TokenizerModules } from '../../src/core/context/tokenizer/workerTokenizer';
 
 /**
  * Paths for code running from node_modules (tests, benchmarks). Kept apart
