@@ -32,14 +32,8 @@ export interface DiffHunk {
   readonly lines: readonly DiffLine[];
 }
 
-export interface StatsView {
-  readonly n: number;
-  readonly b: number;
-  readonly c: number;
-  readonly effect: number;
-  readonly p: number;
-  readonly adjustedAlpha: number;
-}
+/** The paired statistics of one A/B test, as the registry's lineage records them. */
+export type StatsView = Pick<Lineage, 'n' | 'b' | 'c' | 'effect' | 'p' | 'adjustedAlpha'>;
 
 export type Verdict = 'pass' | 'near-miss' | 'reject';
 

@@ -1,5 +1,5 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { realPathLenient } from '../settings/realPath';
 
 /**
  * The port through which the host reports editor buffers with unsaved
@@ -37,20 +37,4 @@ export function unsavedInWorktree(files: readonly string[], root: string, gitDir
 export function isWithin(parent: string, child: string): boolean {
   const relative = path.relative(parent, child);
   return relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative));
-}
-
-/**
- * `realpath` that tolerates a missing tail: an unsaved buffer may belong to a
- * file deleted on disk, and it still counts. The existing prefix is resolved,
- * the rest is appended as given.
- */
-export function realPathLenient(target: string): string {
-  const absolute = path.resolve(target);
-  try {
-    return fs.realpathSync.native(absolute);
-  } catch {
-    const parent = path.dirname(absolute);
-    if (parent === absolute) return absolute;
-    return path.join(realPathLenient(parent), path.basename(absolute));
-  }
 }
