@@ -1,6 +1,6 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { workspaceIdFor } from '../workspaceId';
+import { realOrResolved } from '../realPath';
 
 /** Where evolution keeps its files in the data folder. */
 
@@ -38,10 +38,3 @@ export function repoPaths(dataDir: string, workspaceRoot: string): RepoPaths {
   };
 }
 
-export function realOrResolved(target: string): string {
-  try {
-    return fs.realpathSync.native(target);
-  } catch {
-    return path.resolve(target);
-  }
-}

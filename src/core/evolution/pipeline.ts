@@ -22,7 +22,7 @@ import type { Scratch } from './scratchGit';
 import { SecretSet } from '../redact';
 import { shipChange } from './ship';
 import { appendDecision, rantStatuses, triage, type RantState } from './triage';
-import { isInsideReal } from '../settings/realPath';
+import { isInsideReal } from '../realPath';
 import { errorMessage } from '../errorMessage';
 
 import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';

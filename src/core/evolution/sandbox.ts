@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { childEnv } from '../process/childEnv';
 import { DEPENDENCY_DIR } from './paths';
 import { seatbeltProfile } from './seatbelt';
+import { realOrResolved } from '../realPath';
 
 /**
  * The OS sandbox every command of an evolution run goes through
@@ -152,11 +153,11 @@ export function bubblewrap(bwrap: string): Sandbox {
  * read-only only after everything beneath them is in place.
  */
 export function bubblewrapArgs(run: SandboxRun, home = os.homedir(), env: NodeJS.ProcessEnv = process.env): string[] {
-  const cwd = real(run.cwd);
-  const realHome = home !== '' && fs.existsSync(home) ? real(home) : undefined;
-  const hidden = unique([...(realHome !== undefined && realHome !== '/' ? [realHome] : []), ...(run.hidden ?? []).filter((dir) => fs.existsSync(dir)).map(real)])
+  const cwd = realOrResolved(run.cwd);
+  const realHome = home !== '' && fs.existsSync(home) ? realOrResolved(home) : undefined;
+  const hidden = unique([...(realHome !== undefined && realHome !== '/' ? [realHome] : []), ...(run.hidden ?? []).filter((dir) => fs.existsSync(dir)).map(realOrResolved)])
     // Never hide what the command must use (a hidden folder that merely contains the clone is fine: the clone is bound back).
-    .filter((dir) => dir !== '/' && ![cwd, real(run.home), real(run.tmp)].some((used) => within(used, dir)))
+    .filter((dir) => dir !== '/' && ![cwd, realOrResolved(run.home), realOrResolved(run.tmp)].some((used) => within(used, dir)))
     .sort((a, b) => depth(a) - depth(b));
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run'];
   if (run.network) {
@@ -167,7 +168,7 @@ export function bubblewrapArgs(run: SandboxRun, home = os.homedir(), env: NodeJS
   for (const file of MASKED_FILES) if (fs.existsSync(file)) args.push('--ro-bind', '/dev/null', file);
   for (const dir of hidden) args.push('--tmpfs', dir);
   for (const dir of realHome !== undefined ? toolchains(realHome, hidden, env) : []) args.push('--ro-bind', dir, dir);
-  for (const dir of unique([real(run.home), real(run.tmp), ...(run.writable ?? []).map(real)])) args.push('--bind', dir, dir);
+  for (const dir of unique([realOrResolved(run.home), realOrResolved(run.tmp), ...(run.writable ?? []).map(realOrResolved)])) args.push('--bind', dir, dir);
   args.push('--bind', cwd, cwd);
   const gitDir = path.join(cwd, '.git');
   if (isRealFolder(gitDir)) args.push('--ro-bind', gitDir, gitDir);
@@ -187,14 +188,14 @@ export function bubblewrapArgs(run: SandboxRun, home = os.homedir(), env: NodeJS
 function toolchains(home: string, hidden: readonly string[], env: NodeJS.ProcessEnv): string[] {
   const others = hidden.filter((dir) => dir !== home);
   const candidates: string[] = [];
-  const nodeBin = path.dirname(real(process.execPath));
+  const nodeBin = path.dirname(realOrResolved(process.execPath));
   // `<prefix>/bin/node`: npm and global modules live beside it, in `<prefix>/lib`.
   candidates.push(path.basename(nodeBin) === 'bin' ? path.dirname(nodeBin) : nodeBin);
   for (const relative of HOME_TOOLCHAINS) candidates.push(path.join(home, relative));
   for (const entry of (env.PATH ?? '').split(path.delimiter)) if (path.isAbsolute(entry)) candidates.push(entry);
   const found = candidates
     .filter((dir) => fs.existsSync(dir))
-    .map(real)
+    .map(realOrResolved)
     .filter((dir) => dir !== home && within(home, dir) && isRealFolder(dir) && !others.some((other) => within(dir, other) || within(other, dir)));
   // A folder inside another one already bound adds nothing.
   return unique(found).filter((dir, _i, all) => !all.some((other) => other !== dir && within(other, dir)));
@@ -204,10 +205,10 @@ function seatbelt(exec: string): Sandbox {
   return {
     kind: 'seatbelt',
     wrap(command, run) {
-      const home = real(os.homedir());
-      const hidden = [home, ...(run.hidden ?? []).map(real)];
+      const home = realOrResolved(os.homedir());
+      const hidden = [home, ...(run.hidden ?? []).map(realOrResolved)];
       const profile = seatbeltProfile(
-        { ...run, cwd: real(run.cwd), home: real(run.home), tmp: real(run.tmp), writable: (run.writable ?? []).map(real), hidden },
+        { ...run, cwd: realOrResolved(run.cwd), home: realOrResolved(run.home), tmp: realOrResolved(run.tmp), writable: (run.writable ?? []).map(realOrResolved), hidden },
         toolchains(home, hidden, process.env),
       );
       return { file: exec, args: ['-p', profile, '/bin/sh', '-c', command] };
@@ -259,10 +260,6 @@ function isRealFolder(dir: string): boolean {
   } catch {
     return false;
   }
-}
-
-function real(target: string): string {
-  return realOrUndefined(target) ?? path.resolve(target);
 }
 
 function realOrUndefined(target: string): string | undefined {

@@ -5,6 +5,7 @@ import { childEnv } from '../process/childEnv';
 import { gitBinary } from '../process/gitBinary';
 import { EvolutionError } from './errors';
 import { SCRATCH_DIR } from './paths';
+import { realPathLenient } from '../realPath';
 
 /**
  * Git in Candor's own scratch clone — where any command may run (clone,
@@ -43,8 +44,8 @@ export function checkScratchPath(scratch: Scratch): string {
   const root = path.join(path.resolve(scratch.dataDir), SCRATCH_DIR);
   const dir = path.resolve(scratch.dir);
   const lexical = path.relative(root, dir);
-  const realRoot = realLenient(root);
-  const real = path.relative(realRoot, realLenient(dir));
+  const realRoot = realPathLenient(root);
+  const real = path.relative(realRoot, realPathLenient(dir));
   for (const relative of [lexical, real]) {
     if (relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
       throw new EvolutionError('outside-scratch', `refused to run git in ${dir}: not inside ${root}`);
@@ -150,11 +151,3 @@ function runGit(cwd: string, gitArgs: readonly string[], options: RunOptions): P
   });
 }
 
-function realLenient(target: string): string {
-  try {
-    return fs.realpathSync.native(target);
-  } catch {
-    const parent = path.dirname(target);
-    return parent === target ? target : path.join(realLenient(parent), path.basename(target));
-  }
-}

@@ -7,7 +7,8 @@ import { FETCH_CONFIG, checkInvocation, isHandoffBranchName, type Invocation } f
 import { computeDirtyState, readOnlyReason, type DirtyState, type InProgress, type InProgressOperation } from './dirty';
 import { GitGuardError, classifyGitFailure } from './errors';
 import { CALL_CONFIG, GLOBAL_OPTIONS, GUARD_GIT_ENV, gitEnvironment } from './hostileConfig';
-import { ceilingFor, explainNotARepo, isWithin, realPath, samePath, type ParentFolderRule } from './parents';
+import { ceilingFor, explainNotARepo, isWithin, samePath, type ParentFolderRule } from './parents';
+import { realOrResolved } from '../realPath';
 import { parsePorcelainV2, type GitStatus } from './status';
 import { noUnsavedBuffers, unsavedInWorktree, type UnsavedBufferSource } from './unsaved';
 import { parseLog, parseTrailers, type CommitSummary, type Trailer } from './parse';
@@ -107,7 +108,7 @@ export class ReadOnlyGit {
     if (!isDirectory(absolute)) {
       throw new GitGuardError('not-a-repo', `${absolute} is not a folder`);
     }
-    const folder = realPath(absolute);
+    const folder = realOrResolved(absolute);
     const rule = options.openRepositoryInParentFolders ?? 'never';
     const untrusted = [absolute, folder, ...(options.untrustedRoots ?? [])];
     const settings: GitSettings = {

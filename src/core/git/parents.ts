@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GitGuardError, classifyGitFailure } from './errors';
+import { realOrResolved } from '../realPath';
 
 /**
  * Repositories above a workspace folder (docs/architecture.md, "Git"). Git
@@ -27,7 +28,7 @@ export function ceilingFor(folder: string, rule: ParentFolderRule): string | und
  * found by looking at the disk only: no git runs. Undefined when there is none.
  */
 export function parentRepository(folder: string): string | undefined {
-  let current = realPath(path.resolve(folder));
+  let current = realOrResolved(path.resolve(folder));
   for (;;) {
     const parent = path.dirname(current);
     if (parent === current) return undefined;
@@ -54,14 +55,6 @@ export function samePath(a: string, b: string): boolean {
 export function isWithin(inner: string, outer: string): boolean {
   const relative = path.relative(outer, inner);
   return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
-}
-
-export function realPath(target: string): string {
-  try {
-    return fs.realpathSync.native(target);
-  } catch {
-    return target;
-  }
 }
 
 function exists(target: string): boolean {

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { realPathLenient } from '../settings/realPath';
+import { realPathLenient } from '../realPath';
 
 /**
  * The port through which the host reports editor buffers with unsaved

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { realOrResolved } from '../realPath';
 
 /**
  * Git, resolved once to an absolute path (docs/architecture.md, "What runs").
@@ -24,11 +25,11 @@ export function resolveGitBinary(options: ResolveGitOptions = {}): string | unde
   const windows = platform === 'win32';
   const pathValue = (windows ? env.Path ?? env.PATH : env.PATH) ?? '';
   const names = windows ? ['git.exe', 'git.cmd'] : ['git'];
-  const untrusted = (options.untrusted ?? []).map((dir) => real(path.resolve(dir)));
+  const untrusted = (options.untrusted ?? []).map((dir) => realOrResolved(path.resolve(dir)));
   for (const entry of pathValue.split(windows ? ';' : ':')) {
     const dir = entry.replace(/^"|"$/g, '');
     if (dir === '' || !path.isAbsolute(dir)) continue;
-    const realDir = real(dir);
+    const realDir = realOrResolved(dir);
     if (untrusted.some((root) => realDir === root || realDir.startsWith(`${root}${path.sep}`))) continue;
     for (const name of names) {
       const candidate = path.join(dir, name);
@@ -60,10 +61,3 @@ function isExecutableFile(candidate: string, windows: boolean): boolean {
   }
 }
 
-function real(target: string): string {
-  try {
-    return fs.realpathSync.native(target);
-  } catch {
-    return target;
-  }
-}

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { folderHolding } from '../../core/settings/realPath';
+import { folderHolding } from '../../core/realPath';
 
 /**
  * The data folder: `candor.dataDir`, or the extension's global storage. A

@@ -4,13 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { ContextGate } from '../../../src/core/context/gate';
 import { PayloadLedger } from '../../../src/core/context/ledger';
 import { demoScenario } from '../../../src/core/offline/demoScenario';
-import { parseScenario, ScenarioError, type Scenario } from '../../../src/core/offline/scenario';
-import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
+import { parseScenario, ScenarioError } from '../../../src/core/offline/scenario';
 import { DEFAULT_POLICY, type CompletedRequest } from '../../../src/core/provider/chatModel';
 import { createClient, openAiChatModel } from '../../../src/core/provider/openaiModel';
+import { countTokens, useOfflineServer } from '../provider/models';
 import { ModelResolver } from '../../../src/core/provider/resolve';
 
-const countTokens = (text: string): number => Math.ceil(text.length / 4);
 const hello = [{ role: 'user' as const, content: 'hi' }];
 const identity = { provider: 'offline', model: 'm' };
 
@@ -31,22 +30,13 @@ async function rawChunks(baseUrl: string, body: object = {}): Promise<Array<Reco
 }
 
 describe('offline provider stream switches, and the usage shapes Candor already reads', () => {
-  let server: OfflineServer;
-  let scenario: Scenario;
-  beforeEach(async () => {
-    server = await startOfflineServer({ scenario: () => scenario, countTokens });
-  });
-  afterEach(async () => server.close());
-
-  function use(json: unknown): void {
-    scenario = parseScenario(json);
-    server.resetCounts();
-  }
-  const model = () => openAiChatModel(createClient(server.baseUrl, 'k'), identity, { idleTimeoutMs: 5000, maxRetries: 0 });
+  const offline = useOfflineServer();
+  const use = (json: unknown): void => offline.use(json);
+  const model = () => openAiChatModel(createClient(offline.server.baseUrl, 'k'), identity, { idleTimeoutMs: 5000, maxRetries: 0 });
 
   it('by default usage comes in a chunk of its own after the last choice', async () => {
     use({ rules: [{ respond: { text: 'hello world' } }] });
-    const chunks = await rawChunks(server.baseUrl);
+    const chunks = await rawChunks(offline.server.baseUrl);
     const last = chunks.at(-1) as { choices: unknown[]; usage?: unknown };
     assert.deepEqual(last.choices, []);
     assert.ok(last.usage);
@@ -54,7 +44,7 @@ describe('offline provider stream switches, and the usage shapes Candor already 
 
   it('usageOnContentChunk: usage rides on the last content chunk with its finish_reason, and Candor reads it there', async () => {
     use({ rules: [{ respond: { text: 'hello world, twice over' }, usageOnContentChunk: true, chunkChars: 5 }] });
-    const chunks = await rawChunks(server.baseUrl);
+    const chunks = await rawChunks(offline.server.baseUrl);
     const withUsage = chunks.filter((c) => c.usage !== undefined) as Array<{ choices: Array<{ delta: { content?: string }; finish_reason: string | null }> }>;
     assert.equal(withUsage.length, 1);
     assert.equal(withUsage[0]?.choices[0]?.finish_reason, 'stop');
@@ -83,11 +73,11 @@ describe('offline provider stream switches, and the usage shapes Candor already 
 
   it('rejectStreamOptions refuses only requests that carry the option', async () => {
     use({ rules: [{ respond: { text: 'ok' }, rejectStreamOptions: true, times: 1 }, { respond: { text: 'second rule' } }] });
-    const refused = await fetch(`${server.baseUrl}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: hello, stream: true, stream_options: { include_usage: true } }) });
+    const refused = await fetch(`${offline.server.baseUrl}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: hello, stream: true, stream_options: { include_usage: true } }) });
     assert.equal(refused.status, 400);
-    const chunks = await rawChunks(server.baseUrl);
+    const chunks = await rawChunks(offline.server.baseUrl);
     assert.equal((chunks[1] as { choices: Array<{ delta: { content: string } }> }).choices[0]?.delta.content, 'ok', 'the refusal did not use up the rule');
-    assert.deepEqual(server.requests.map((r) => r.streamOptions), [true, false]);
+    assert.deepEqual(offline.server.requests.map((r) => r.streamOptions), [true, false]);
   });
 
   it('non-numeric prompt_tokens is no usage (a server of its own, since the scenario only takes numbers)', async () => {
@@ -117,9 +107,9 @@ describe('offline provider stream switches, and the usage shapes Candor already 
     use({ models: ['first-model', 'second-model'], rules: [{ respond: { text: 'x' } }] });
     const resolver = new ModelResolver({ scenario: () => demoScenario, countTokens });
     try {
-      assert.deepEqual(await resolver.listModels({ baseUrl: server.baseUrl, apiKey: 'k' }, AbortSignal.timeout(5000)), ['first-model', 'second-model']);
-      assert.deepEqual(server.requests, [], 'a GET, not a chat request');
-      assert.ok((await resolver.resolve({ baseUrl: server.baseUrl, apiKey: 'k', model: 'first-model', policy: DEFAULT_POLICY })).identity.provider.startsWith('127-0-0-1-'));
+      assert.deepEqual(await resolver.listModels({ baseUrl: offline.server.baseUrl, apiKey: 'k' }, AbortSignal.timeout(5000)), ['first-model', 'second-model']);
+      assert.deepEqual(offline.server.requests, [], 'a GET, not a chat request');
+      assert.ok((await resolver.resolve({ baseUrl: offline.server.baseUrl, apiKey: 'k', model: 'first-model', policy: DEFAULT_POLICY })).identity.provider.startsWith('127-0-0-1-'));
     } finally {
       await resolver.close();
     }

@@ -1,32 +1,19 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
-import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
 import { withRetries } from '../../../src/core/provider/retry';
 import { PartialReplyError, RequestError } from '../../../src/core/provider/requestError';
-import { modelAt } from './models';
+import { countTokens, modelAt, useOfflineServer } from './models';
 
-const countTokens = (text: string): number => Math.ceil(text.length / 4);
 const user = (content: string) => [{ role: 'user' as const, content }];
 
 describe('streaming requests over real HTTP to the offline provider', () => {
-  let server: OfflineServer;
-  let scenario: Scenario;
-
-  beforeEach(async () => {
-    server = await startOfflineServer({ scenario: () => scenario, countTokens });
-  });
-  afterEach(async () => server.close());
-
-  function use(json: unknown): void {
-    scenario = parseScenario(json);
-    server.resetCounts();
-  }
+  const offline = useOfflineServer();
+  const use = (json: unknown): void => offline.use(json);
 
   it('a completed request streams text in pieces and reports prompt_tokens', async () => {
     use({ rules: [{ respond: { text: 'hello there, general kenobi' }, chunkChars: 5 }] });
     const pieces: string[] = [];
-    const result = await modelAt(server.baseUrl).stream({ messages: user('hi') }, { onText: (d) => pieces.push(d) });
+    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }, { onText: (d) => pieces.push(d) });
     assert.equal(result.content, 'hello there, general kenobi');
     assert.ok(pieces.length >= 5, `expected several deltas, got ${pieces.length}`);
     assert.equal(result.finishReason, 'stop');
@@ -35,14 +22,14 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('usage:false completes without usage (the anchor-loss case)', async () => {
     use({ rules: [{ respond: { text: 'ok' }, usage: false }] });
-    const result = await modelAt(server.baseUrl).stream({ messages: user('hi') });
+    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') });
     assert.equal(result.finishReason, 'stop');
     assert.equal(result.usage, undefined);
   });
 
   it('tool calls arrive whole, with finish_reason tool_calls', async () => {
     use({ rules: [{ respond: { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] } }] });
-    const result = await modelAt(server.baseUrl).stream({ messages: user('list') });
+    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('list') });
     assert.equal(result.finishReason, 'tool_calls');
     assert.equal(result.toolCalls.length, 1);
     assert.equal(result.toolCalls[0]?.function.name, 'list_files');
@@ -52,7 +39,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   for (const [status, kind, retryable] of [[401, 'http', false], [404, 'http', false], [429, 'http', true], [500, 'http', true]] as const) {
     it(`HTTP ${status} is a RequestError of kind ${kind}, retryable=${retryable}`, async () => {
       use({ rules: [{ respond: { error: { status, message: 'scripted' } } }] });
-      const err = await modelAt(server.baseUrl).stream({ messages: user('hi') }).then(
+      const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).then(
         () => assert.fail('should have failed'),
         (e: unknown) => e,
       );
@@ -65,7 +52,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('a stream cut mid-reply is "cut" and keeps the partial text', async () => {
     use({ rules: [{ respond: { text: 'a'.repeat(200) }, cutAfterChars: 30, chunkChars: 10 }] });
-    const err = await modelAt(server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
     assert.ok(err instanceof PartialReplyError, `got ${String(err)}`);
     assert.equal(err.kind, 'cut');
     assert.equal(err.partial, 'a'.repeat(30));
@@ -73,7 +60,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('a malformed SSE chunk is reported, not swallowed', async () => {
     use({ rules: [{ respond: { text: 'b'.repeat(50) }, malformedAfterChars: 10, chunkChars: 10 }] });
-    const err = await modelAt(server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError, `got ${String(err)}`);
     assert.ok(['malformed', 'cut'].includes(err.kind), err.kind);
     assert.notEqual((err as RequestError).kind, 'cancelled');
@@ -82,7 +69,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   it('a stall past the idle timeout is "idle-timeout"', async () => {
     use({ rules: [{ respond: { text: 'late' }, holdMs: 1500 }] });
     const started = Date.now();
-    const err = await modelAt(server.baseUrl, { policy: { idleTimeoutMs: 300 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await modelAt(offline.server.baseUrl, { policy: { idleTimeoutMs: 300 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError);
     assert.equal(err.kind, 'idle-timeout');
     assert.ok(Date.now() - started < 1400, 'should not wait for the stalled server');
@@ -92,7 +79,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
     use({ rules: [{ respond: { text: 'c'.repeat(400) }, chunkChars: 10, chunkDelayMs: 20 }] });
     const controller = new AbortController();
     let seen = 0;
-    const err = await modelAt(server.baseUrl).stream({ messages: user('hi') }, {
+    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }, {
       signal: controller.signal,
       onText: (d) => {
         seen += d.length;
@@ -115,7 +102,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   it("the model's retry policy retries a 500 then succeeds, announcing each retry and reporting each attempt", async () => {
     use({ rules: [{ respond: { error: { status: 500 } }, times: 2 }, { respond: { text: 'recovered' } }] });
     const log: string[] = [];
-    const result = await modelAt(server.baseUrl, { policy: { maxRetries: 2 } }).stream({ messages: user('hi') }, {
+    const result = await modelAt(offline.server.baseUrl, { policy: { maxRetries: 2 } }).stream({ messages: user('hi') }, {
       onAttempt: () => log.push('attempt'),
       onAttemptEnd: (ending) => log.push(ending.completed ? 'completed' : `failed ${ending.error.status ?? ''}`),
       onRetry: (n) => log.push(`retry ${n.attempt} of ${n.of} in ${n.delayMs} ms`),
@@ -126,20 +113,20 @@ describe('streaming requests over real HTTP to the offline provider', () => {
       'attempt', 'failed 500', 'retry 2 of 2 in 1000 ms',
       'attempt', 'completed',
     ]);
-    assert.equal(server.requests.length, 3);
+    assert.equal(offline.server.requests.length, 3);
   });
 
   it('a policy without retries makes one request and fails with the error', async () => {
     use({ rules: [{ respond: { error: { status: 500 } }, times: 1 }, { respond: { text: 'too late' } }] });
-    const err = await modelAt(server.baseUrl, { policy: { maxRetries: 0 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await modelAt(offline.server.baseUrl, { policy: { maxRetries: 0 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError && err.status === 500, String(err));
-    assert.equal(server.requests.length, 1);
+    assert.equal(offline.server.requests.length, 1);
   });
 
   it('Retry-After is honoured and capped at 30 s; 401 is never retried', async () => {
     use({ rules: [{ respond: { error: { status: 429, retryAfterSeconds: 120 } }, times: 1 }, { respond: { error: { status: 401 } } }] });
     const delays: number[] = [];
-    const model = modelAt(server.baseUrl);
+    const model = modelAt(offline.server.baseUrl);
     const err = await withRetries(() => model.stream({ messages: user('hi') }), {
       maxRetries: 5,
       onRetry: (n) => delays.push(n.delayMs),
@@ -147,7 +134,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
     }).catch((e: unknown) => e);
     assert.deepEqual(delays, [30_000]);
     assert.ok(err instanceof RequestError && err.status === 401);
-    assert.equal(server.requests.length, 2);
+    assert.equal(offline.server.requests.length, 2);
   });
 });
 

@@ -1,32 +1,20 @@
 import * as assert from 'node:assert/strict';
-import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
-import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import type { CompletedRequest } from '../../../src/core/provider/chatModel';
 import { createClient, openAiChatModel } from '../../../src/core/provider/openaiModel';
 import { RequestError } from '../../../src/core/provider/requestError';
 import { streamChat } from '../../../src/core/provider/stream';
+import { useOfflineServer } from './models';
 import { inMemoryUsage, persistedUsage, type StreamUsageMemory } from '../../../src/core/provider/streamUsage';
 
-const countTokens = (text: string): number => Math.ceil(text.length / 4);
 const hello = [{ role: 'user' as const, content: 'hi' }];
 const identity = { provider: '127-0-0-1-11434', model: 'llama3.2' };
 
 describe('a server that refuses stream_options (offline provider over real HTTP)', () => {
-  let server: OfflineServer;
-  let scenario: Scenario;
-
-  beforeEach(async () => {
-    server = await startOfflineServer({ scenario: () => scenario, countTokens });
-  });
-  afterEach(async () => server.close());
-
-  function use(json: unknown): void {
-    scenario = parseScenario(json);
-    server.resetCounts();
-  }
+  const offline = useOfflineServer();
+  const use = (json: unknown): void => offline.use(json);
 
   function model(usage: StreamUsageMemory = inMemoryUsage(), who = identity) {
-    return openAiChatModel(createClient(server.baseUrl, 'k'), who, { idleTimeoutMs: 5000, maxRetries: 2 }, usage);
+    return openAiChatModel(createClient(offline.server.baseUrl, 'k'), who, { idleTimeoutMs: 5000, maxRetries: 2 }, usage);
   }
 
   /** The stream, counting the attempts the gate would see. */
@@ -39,13 +27,13 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
 
   it('the trap: the switch answers 400 naming stream_options, and one plain streamed request fails on it', async () => {
     use({ rules: [{ respond: { text: 'ok' }, rejectStreamOptions: true }] });
-    const response = await fetch(`${server.baseUrl}/chat/completions`, {
+    const response = await fetch(`${offline.server.baseUrl}/chat/completions`, {
       method: 'POST', body: JSON.stringify({ model: 'm', messages: hello, stream: true, stream_options: { include_usage: true } }),
     });
     assert.equal(response.status, 400);
     assert.match(await response.text(), /stream_options/);
     // One attempt as the adapter makes it, without the retry around it.
-    const err = await streamChat(createClient(server.baseUrl, 'k'), { model: 'm', messages: hello }, { idleTimeoutMs: 5000 }).catch((e: unknown) => e);
+    const err = await streamChat(createClient(offline.server.baseUrl, 'k'), { model: 'm', messages: hello }, { idleTimeoutMs: 5000 }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError && err.status === 400 && /stream_options/.test(err.message), String(err));
     // The adapter's request completes.
     assert.equal((await model().stream({ messages: hello })).content, 'ok');
@@ -60,12 +48,12 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
     assert.equal(first.result.usage, undefined);
     assert.equal(first.result.usageUnsupported, true);
     assert.deepEqual({ attempts: first.attempts, ends: first.ends }, { attempts: 1, ends: 1 }, 'the refused call is part of one request for the gate');
-    assert.deepEqual(server.requests.map((r) => r.streamOptions), [true, false]);
+    assert.deepEqual(offline.server.requests.map((r) => r.streamOptions), [true, false]);
     assert.equal(memory.get(identity), 'no-usage-in-streams');
 
     const second = await stream(m);
     assert.equal(second.result.usageUnsupported, true);
-    assert.deepEqual(server.requests.map((r) => r.streamOptions), [true, false, false], 'from then on without stream_options, no 400 first');
+    assert.deepEqual(offline.server.requests.map((r) => r.streamOptions), [true, false, false], 'from then on without stream_options, no 400 first');
   });
 
   it('a server that refuses the option but reports usage anyway: remembered, anchored, not flagged', async () => {
@@ -77,7 +65,7 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
     assert.equal(result.usageUnsupported, undefined);
     assert.equal(memory.get(identity), 'rejects-stream-options');
     await stream(m);
-    assert.deepEqual(server.requests.map((r) => r.streamOptions), [true, false, false]);
+    assert.deepEqual(offline.server.requests.map((r) => r.streamOptions), [true, false, false]);
   });
 
   it('exactly one retry: a retry refused again fails, with two requests in all', async () => {
@@ -85,7 +73,7 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
     const memory = inMemoryUsage();
     const err = await model(memory).stream({ messages: hello }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError && err.status === 400, String(err));
-    assert.equal(server.requests.length, 2);
+    assert.equal(offline.server.requests.length, 2);
     assert.equal(memory.get(identity), undefined, 'nothing learnt from a failure');
   });
 
@@ -94,7 +82,7 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
     const memory = inMemoryUsage();
     const err = await model(memory).stream({ messages: hello }).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError && err.status === 400);
-    assert.equal(server.requests.length, 1);
+    assert.equal(offline.server.requests.length, 1);
     assert.equal(memory.get(identity), undefined);
   });
 
@@ -103,7 +91,7 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
     const memory = inMemoryUsage();
     const { result } = await stream(model(memory));
     assert.equal(result.usageUnsupported, undefined, 'no usage, but nothing says the server never reports it: the gate warns as before');
-    assert.deepEqual(server.requests.map((r) => r.streamOptions), [true]);
+    assert.deepEqual(offline.server.requests.map((r) => r.streamOptions), [true]);
     assert.equal(memory.get(identity), undefined);
   });
 
@@ -118,7 +106,7 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
     assert.equal(restarted.result.usageUnsupported, true);
     const other = { ...identity, model: 'qwen' };
     await stream(model(persistedUsage(state), other));
-    assert.deepEqual(server.requests.map((r) => r.streamOptions), [true, false, false, true, false], 'another model is asked afresh');
+    assert.deepEqual(offline.server.requests.map((r) => r.streamOptions), [true, false, false, true, false], 'another model is asked afresh');
   });
 
   it('a server remembered as silent that starts reporting usage is anchored again, and remembered so', async () => {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readPromptFile } from '../../../src/core/prompt/promptFile';
-import { folderHolding, isInsideReal } from '../../../src/core/settings/realPath';
+import { folderHolding, isInsideReal } from '../../../src/core/realPath';
 
 describe('real-path rules', () => {
   let root: string;

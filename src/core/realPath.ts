@@ -1,6 +1,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+/** The real path of `target`, or its resolved path when it cannot be read (missing, no permission). */
+export function realOrResolved(target: string): string {
+  try {
+    return fs.realpathSync.native(target);
+  } catch {
+    return path.resolve(target);
+  }
+}
+
 /**
  * The real path of `target` even when it does not exist yet: the nearest
  * existing parent is resolved (symlinks followed) and the rest appended. A
