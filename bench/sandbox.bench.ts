@@ -1,12 +1,15 @@
 /**
- * Benchmarks of the OS sandbox around evolution's commands (issue 10). Not a
- * test: it prints times and ratios measured side by side in one run, the
- * plain and the sandboxed sample taken in turn so that machine noise hits
- * both alike.
+ * Benchmarks of the OS sandbox around evolution's commands. Not a test: it
+ * prints times and ratios measured side by side in one run, the samples of
+ * each way taken in turn so that machine noise hits all alike.
  *
- * (a) start-up per command: `node -e 0`, and the evolution benchmark's test
- *     command, each in bubblewrap against the same command in a plain shell
- *     (both spawned the way the gate spawns them);
+ * (a) start-up per command (`true`, `node -e 0`, and the evolution
+ *     benchmark's test command), three ways, each spawned as the gate spawns
+ *     it: in today's hardened sandbox (the gate user when run as root, the
+ *     seccomp filter, the reduced mounts, and the limits of limits.ts:
+ *     cgroup or rlimits; and once more without the limits, to tell their
+ *     cost apart), in the 0.1.0 profile (its bubblewrap arguments, copied
+ *     below), and bare in a plain shell;
  * (b) the whole gate call (`runGate`: throwaway home, sandbox, clean-up)
  *     against the same call with the sandbox off;
  * (c) the scratch clone with objects copied (`--no-hardlinks`, what Candor
@@ -16,7 +19,7 @@
  * `@anthropic-ai/sandbox-runtime` was evaluated by reading only (it needs
  * socat and ripgrep besides bubblewrap); its cost is not measured here.
  *
- * Run: `npx tsx bench/sandbox.bench.ts`.
+ * Run: `npm run bench -- sandbox`.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -24,7 +27,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runGate } from '../src/core/evolution/testGate';
-import { NO_SANDBOX, detectSandbox, sandboxEnv, type Invocation, type Sandbox } from '../src/core/evolution/sandbox';
+import { NO_SANDBOX, detectSandbox, openInputs, sandboxEnv, type Invocation, type Sandbox, type SandboxRun } from '../src/core/evolution/sandbox';
+import { DEFAULT_GATE_LIMITS, prepareLimits } from '../src/core/evolution/limits';
+import { prepareForGateUser } from '../src/core/evolution/gateUser';
 import { generatedRepo } from './evolution.bench';
 
 const STARTS = 40;
@@ -42,6 +47,9 @@ function median(samples: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
+/** Between two samples, untimed: the kernel finishes what the last one left (a removed cgroup is torn down in the background). */
+const SETTLE_MS = 10;
+
 /** Runs each action `times` times, in turn, and returns each one's median. */
 async function sideBySide(times: number, actions: ReadonlyArray<() => unknown>): Promise<number[]> {
   const samples = actions.map(() => [] as number[]);
@@ -50,42 +58,110 @@ async function sideBySide(times: number, actions: ReadonlyArray<() => unknown>):
       const started = performance.now();
       await action();
       samples[n]?.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     }
   }
   return samples.map(median);
 }
 
-function spawnOnce(invocation: Invocation, cwd: string, env: NodeJS.ProcessEnv): void {
-  const result = spawnSync(invocation.file, [...invocation.args], { cwd, env, stdio: 'ignore' });
-  if (result.status !== 0) throw new Error(`${invocation.file} ${invocation.args.join(' ')} exited ${result.status}`);
+function spawnOnce(invocation: Invocation, cwd: string, env: NodeJS.ProcessEnv, fds: readonly number[] = []): void {
+  const result = spawnSync(invocation.file, [...invocation.args], { cwd, env, stdio: ['ignore', 'ignore', 'pipe', ...fds] });
+  if (result.status !== 0) throw new Error(`${invocation.file} ${invocation.args.join(' ')} exited ${result.status}: ${result.stderr.toString()}`);
 }
 
-async function startUp(sandbox: Sandbox, label: string, command: string, cwd: string, work: string): Promise<void> {
-  const home = fs.mkdtempSync(path.join(work, 'home-'));
-  const tmp = fs.mkdtempSync(path.join(work, 'tmp-'));
-  const env = sandboxEnv([], home, tmp);
-  const run = { cwd, home, tmp, network: false, depsWritable: false };
-  const [plain, boxed] = await sideBySide(STARTS, [() => spawnOnce(NO_SANDBOX.wrap(command, run), cwd, env), () => spawnOnce(sandbox.wrap(command, run), cwd, env)]);
-  console.log(`    ${label.padEnd(38)} plain ${ms(plain ?? 0).padStart(9)}   bubblewrap ${ms(boxed ?? 0).padStart(9)}   +${ms((boxed ?? 0) - (plain ?? 0))}   ratio ${((boxed ?? 0) / (plain ?? 1)).toFixed(2)}×`);
+/**
+ * One hardened start, all of it timed: the sandbox's invocation, its inputs
+ * opened (seccomp program, passwd, group), the limits prepared (a cgroup made
+ * and removed, or prlimit in front), the spawn.
+ */
+async function hardenedOnce(sandbox: Sandbox, command: string, run: SandboxRun, env: NodeJS.ProcessEnv, work: string, limits: boolean): Promise<void> {
+  const invocation = sandbox.wrap(command, run);
+  const limited = limits ? prepareLimits(invocation, { limits: { ...DEFAULT_GATE_LIMITS, diskPaths: [] } }) : undefined;
+  const inputs = openInputs(invocation.inputs, work);
+  try {
+    spawnOnce(limited?.invocation ?? invocation, run.cwd, env, inputs.fds);
+  } finally {
+    inputs.close();
+    await limited?.cgroup?.close();
+  }
+}
+
+/**
+ * The 0.1.0 profile, as its bubblewrapArgs built it for this run (as root):
+ * all of `/` read-only, the home hidden, no user switch, no seccomp, `/proc/sys`
+ * writable. Its toolchain binds under the home are left out (node is
+ * outside the home here).
+ */
+function profile010(bwrap: string, command: string, run: SandboxRun, home: string): Invocation {
+  const git = path.join(run.cwd, '.git');
+  const masks = ['/etc/shadow', '/etc/gshadow', '/etc/ssh/ssh_host_rsa_key', '/etc/ssh/ssh_host_ecdsa_key', '/etc/ssh/ssh_host_ed25519_key', '/etc/ssh/ssh_host_dsa_key'].filter((f) => fs.existsSync(f)).flatMap((f) => ['--ro-bind', '/dev/null', f]);
+  const args = [
+    '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run',
+    ...masks,
+    '--tmpfs', home,
+    '--bind', run.home, run.home, '--bind', run.tmp, run.tmp,
+    '--bind', run.cwd, run.cwd, '--ro-bind', git, git,
+    '--remount-ro', home,
+    '--chdir', run.cwd,
+    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session', '--cap-drop', 'ALL', '--die-with-parent',
+    '--unshare-net',
+    '--', '/bin/sh', '-c', command,
+  ];
+  return { file: bwrap, args };
+}
+
+function ratio(value: number, base: number): string {
+  return `${(value / (base || 1)).toFixed(2)}×`;
+}
+
+async function startUp(sandbox: Sandbox, bwrap: string, label: string, command: string, work: string): Promise<number[]> {
+  const run = await benchRun(sandbox, work);
+  const env = { ...sandboxEnv([], run.home, run.tmp), ...(sandbox.user !== undefined ? { USER: sandbox.user.name, LOGNAME: sandbox.user.name } : {}) };
+  const v010 = profile010(bwrap, command, run, os.homedir());
+  const [bare = 0, old = 0, hardened = 0, unlimited = 0] = await sideBySide(STARTS, [
+    () => spawnOnce(NO_SANDBOX.wrap(command, run), run.cwd, env),
+    () => spawnOnce(v010, run.cwd, env),
+    () => hardenedOnce(sandbox, command, run, env, work, true),
+    () => hardenedOnce(sandbox, command, run, env, work, false),
+  ]);
+  console.log(`    ${label}`);
+  console.log(`      bare ${ms(bare).padStart(8)}   0.1.0 ${ms(old).padStart(8)} (${ratio(old, bare)})   hardened ${ms(hardened).padStart(8)} (${ratio(hardened, bare)}; ${ratio(hardened, old)} of 0.1.0)   hardened without limits ${ms(unlimited).padStart(8)} (${ratio(unlimited, bare)})`);
+  return [bare, old, hardened, unlimited];
+}
+
+/** A clone holding the evolution bench's test, with a `.git`, and a throwaway pair; the gate user's when there is one. */
+async function benchRun(sandbox: Sandbox, work: string): Promise<SandboxRun> {
+  const base = fs.mkdtempSync(path.join(work, 'run-'));
+  const run: SandboxRun = { cwd: path.join(base, 'clone'), home: path.join(base, 'home'), tmp: path.join(base, 'tmp'), network: false, depsWritable: false };
+  for (const dir of [run.cwd, path.join(run.cwd, '.git'), run.home, run.tmp]) fs.mkdirSync(dir, { recursive: true });
+  fs.copyFileSync(path.join(generatedRepo(), 'test.js'), path.join(run.cwd, 'test.js'));
+  if (sandbox.user !== undefined) for (const dir of [run.cwd, run.home, run.tmp]) await prepareForGateUser(dir, sandbox.user);
+  return run;
 }
 
 export async function run(): Promise<void> {
   const sandbox = await detectSandbox('required');
   if (sandbox.kind === 'unavailable') throw new Error(sandbox.message);
+  const bwrap = execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim();
   const workspace = generatedRepo();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-bench-sandbox-'));
   try {
-    console.log(`sandbox: ${sandbox.kind}; ${STARTS} starts each, medians`);
-    console.log('\n(a) start-up per command, sandboxed against plain');
-    await startUp(sandbox, '`node -e 0`', 'node -e 0', workspace, work);
-    await startUp(sandbox, '`node test.js` (the evolution bench)', 'node test.js', workspace, work);
-    await startUp(sandbox, '`true`', 'true', workspace, work);
+    const limits = prepareLimits(sandbox.wrap('true', { cwd: work, home: work, tmp: work, network: false, depsWritable: false }), { limits: { ...DEFAULT_GATE_LIMITS, diskPaths: [] } });
+    await limits.cgroup?.close();
+    const as = sandbox.user !== undefined ? `as uid ${sandbox.user.uid}` : 'as this user';
+    console.log(`sandbox: ${sandbox.kind}, ${as}, seccomp on; limits: pids ${limits.mechanisms.pids}, memory ${limits.mechanisms.memory}, file size ${limits.mechanisms.fileSize}; ${STARTS} starts each, interleaved, medians`);
+    console.log('\n(a) start-up per command: bare, the 0.1.0 profile, hardened (with and without the limits)');
+    await startUp(sandbox, bwrap, '`true`', 'true', work);
+    const [bare = 0, , hardened = 0, unlimited = 0] = await startUp(sandbox, bwrap, '`node -e 0`', 'node -e 0', work);
+    await startUp(sandbox, bwrap, '`node test.js` (the evolution bench)', 'node test.js', work);
+    console.log(`    goal: \`node -e 0\` hardened at most 1.30× bare — measured ${ratio(hardened, bare)} (${ratio(unlimited, bare)} without the limits)`);
 
     console.log('\n(b) a whole gate call (`node test.js`), sandboxed against off');
     const steps = [{ name: 'test' as const, command: 'node test.js' }];
+    const gateRun = await benchRun(sandbox, work);
     const [off, boxed] = await sideBySide(STARTS, [
-      () => runGate(steps, { cwd: workspace, sandbox: NO_SANDBOX, timeoutMs: 60_000 }),
-      () => runGate(steps, { cwd: workspace, sandbox, timeoutMs: 60_000, hidden: [work] }),
+      () => runGate(steps, { cwd: gateRun.cwd, sandbox: NO_SANDBOX, timeoutMs: 60_000 }),
+      () => runGate(steps, { cwd: gateRun.cwd, sandbox, timeoutMs: 60_000, hidden: [workspace] }),
     ]);
     console.log(`    off ${ms(off ?? 0)}   bubblewrap ${ms(boxed ?? 0)}   +${ms((boxed ?? 0) - (off ?? 0))}   ratio ${((boxed ?? 0) / (off ?? 1)).toFixed(2)}×`);
 

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { handOff, runEvolution, type SandboxMode } from '../core/evolution';
@@ -9,6 +10,8 @@ import { manifestDefaults } from '../core/settings/manifest';
 import { resolveCandorSettings } from '../core/settings/resolve';
 import { resolveCliModel, UsageError, type CliModel } from './model';
 import { errorMessage } from '../core/errorMessage';
+import { ensureDataDir, isDataDirError } from '../core/settings/dataDirRules';
+import type { CliStream } from './output';
 
 /** The `candor.evolution.*` settings with nothing set: the manifest's defaults, through the extension's own resolver. */
 const SETTINGS = resolveCandorSettings({ inspect: manifestDefaults, trusted: true, confirmedUrls: [] });
@@ -17,8 +20,8 @@ const TIMEOUT_SECONDS = 600;
 
 export const EVOLVE_USAGE = `  candor evolve --data-dir DIR [--repository AGENT_REPO] [--test-command CMD] [--build-command CMD]
                 [--setup-command CMD] [--base-url URL] [--model M] [--scenario FILE]
-                [--max-changed-lines N] [--max-changed-files N] [--timeout-seconds N]
-                [--sandbox required|off]
+                [--max-changed-lines N] [--max-changed-files N] [--max-changed-bytes N]
+                [--timeout-seconds N] [--sandbox required|off] [--no-rerun] [--env NAME]…
                 (without --repository: triage and routing only, no code change anywhere)
   candor take BRANCH --repository AGENT_REPO --data-dir DIR`;
 
@@ -30,7 +33,7 @@ export const EVOLVE_USAGE = `  candor evolve --data-dir DIR [--repository AGENT_
 const WORKSPACE_FLAG = '--workspace is gone: evolution changes only the agent\'s own repository; use --repository AGENT_REPO (a local git checkout of the agent)';
 
 /** `candor evolve`: one evolution run, headless. Exit 0 for any recorded outcome but `error` (1); 2 for bad usage. */
-export async function evolve(args: string[]): Promise<number> {
+export async function evolve(args: string[], out: CliStream): Promise<number> {
   let parsed: ReturnType<typeof parseEvolveArgs>;
   try {
     parsed = parseEvolveArgs(args);
@@ -46,15 +49,15 @@ export async function evolve(args: string[]): Promise<number> {
   let resolved: CliModel | undefined;
   const controller = new AbortController();
   const onSigint = (): void => {
-    console.log('\ncancelling…');
+    out.line('\ncancelling…');
     controller.abort();
   };
   process.once('SIGINT', onSigint);
   try {
-    const dataDir = requireDataDir(values['data-dir']);
+    const dataDir = requireDataDir(values['data-dir'], values.repository);
     const apiKey = process.env.OPENAI_API_KEY ?? '';
     resolved = await resolveCliModel({ baseUrl: values['base-url'], model: values.model, scenario: values.scenario }, apiKey);
-    if (resolved.offline) console.log(`provider: ${resolved.offline}`);
+    if (resolved.offline) out.line(`provider: ${resolved.offline}`);
     const record = await runEvolution(
       {
         ...(values.repository !== undefined ? { repository: path.resolve(values.repository) } : {}),
@@ -64,17 +67,24 @@ export async function evolve(args: string[]): Promise<number> {
         setupCommand: values['setup-command'] ?? '',
         maxChangedLines: positiveInt(values['max-changed-lines'], SETTINGS.maxChangedLines, '--max-changed-lines'),
         maxChangedFiles: positiveInt(values['max-changed-files'], SETTINGS.maxChangedFiles, '--max-changed-files'),
+        maxChangedBytes: positiveInt(values['max-changed-bytes'], SETTINGS.maxChangedBytes, '--max-changed-bytes'),
+        rerunFailedGate: values['no-rerun'] !== true,
+        sandboxUid: SETTINGS.sandboxUid,
+        environment: values.env ?? [],
+        limits: SETTINGS.limits,
         timeoutMs: positiveInt(values['timeout-seconds'], TIMEOUT_SECONDS, '--timeout-seconds') * 1000,
         model: resolved.model,
         unsaved: noUnsavedBuffers,
-        secrets: apiKey !== '' ? [apiKey] : [],
+        // The key and every credential-looking variable of the environment: kept out of output, records, commits and commands.
+        secrets: environmentSecrets().values(),
         signal: controller.signal,
         agentReadme: bundledReadme(),
         sandbox: sandboxMode(values.sandbox),
       },
       {
-        print: (line) => console.log(line),
-        onOutput: (chunk) => process.stdout.write(chunk),
+        // Lines of the run always arrive; a gate's output is dropped while the reader is 8 MiB behind (see output.ts).
+        print: (line) => out.line(line),
+        onOutput: (chunk) => out.stream(chunk),
       },
     );
     return record.outcome === 'error' ? 1 : 0;
@@ -82,6 +92,10 @@ export async function evolve(args: string[]): Promise<number> {
     if (err instanceof UsageError) {
       console.error(`evolve: ${err.message}\nusage:\n${EVOLVE_USAGE}`);
       return 2;
+    }
+    if (isDataDirError(err)) {
+      console.error(`evolve: ${err.message}`);
+      return 1;
     }
     throw err;
   } finally {
@@ -104,6 +118,9 @@ function parseEvolveArgs(args: string[]) {
       scenario: { type: 'string' },
       'max-changed-lines': { type: 'string' },
       'max-changed-files': { type: 'string' },
+      'max-changed-bytes': { type: 'string' },
+      'no-rerun': { type: 'boolean' },
+      env: { type: 'string', multiple: true },
       'timeout-seconds': { type: 'string' },
       repository: { type: 'string' },
       sandbox: { type: 'string' },
@@ -125,7 +142,7 @@ export async function take(args: string[]): Promise<number> {
     const branch = positionals[0];
     if (branch === undefined) throw new UsageError('name the branch to take, e.g. candor/rant-<id>');
     if (values.repository === undefined) throw new UsageError('--repository is required: the agent\'s repository the branch goes into');
-    const result = await handOff(requireDataDir(values['data-dir']), path.resolve(values.repository), branch, noUnsavedBuffers);
+    const result = await handOff(requireDataDir(values['data-dir'], values.repository), path.resolve(values.repository), branch, noUnsavedBuffers);
     console.log(`took ${result.branch} at ${result.commit.slice(0, 12)} (not checked out)`);
     return 0;
   } catch (err) {
@@ -133,7 +150,7 @@ export async function take(args: string[]): Promise<number> {
       console.error(`take: ${err.message}\nusage:\n${EVOLVE_USAGE}`);
       return 2;
     }
-    if (isGitGuardError(err) || isEvolutionError(err)) {
+    if (isGitGuardError(err) || isEvolutionError(err) || isDataDirError(err)) {
       console.error(`take: ${environmentSecrets().redact(err.message)}`);
       return 1;
     }
@@ -155,10 +172,12 @@ function bundledReadme(): string | undefined {
   }
 }
 
-function requireDataDir(value: string | undefined): string {
+/** The data folder, checked by the same rules as `candor.dataDir` and created 0700 when missing. */
+function requireDataDir(value: string | undefined, repository?: string): string {
   const dataDir = value ?? process.env.CANDOR_DATA_DIR;
   if (!dataDir) throw new UsageError('--data-dir (or CANDOR_DATA_DIR) is required: the folder Candor keeps its data in');
-  return path.resolve(dataDir);
+  const guarded = repository !== undefined ? [{ label: "the agent's repository (--repository)", path: path.resolve(repository) }] : [];
+  return ensureDataDir(path.resolve(dataDir), { home: os.homedir(), uid: process.getuid?.(), guarded });
 }
 
 function positiveInt(value: string | undefined, fallback: number, flag: string): number {

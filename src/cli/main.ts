@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import * as path from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { saveRant, EmptyRantError } from '../core/rants';
-import { environmentSecrets, LineRedactor, type SecretSet } from '../core/redact';
+import { environmentSecrets } from '../core/redact';
 import { evolve, take, EVOLVE_USAGE } from './evolve';
 import { runPromptEvolutionCli, PROMPT_EVOLVE_USAGE } from './promptEvolve';
 import { errorMessage } from '../core/errorMessage';
+import { exitWhenWritten, processStreams, type CliStreams } from './output';
 
 /**
  * The headless CLI over the same core as the extension:
@@ -19,13 +19,14 @@ const USAGE = `usage:
 ${EVOLVE_USAGE}
 ${PROMPT_EVOLVE_USAGE}`;
 
-export async function main(argv: string[]): Promise<number> {
+/** Runs one command; what it prints goes to `streams` (the process's own, redacted and queued). */
+export async function main(argv: string[], streams: CliStreams): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'rant':
       return rant(rest);
     case 'evolve':
-      return evolve(rest);
+      return evolve(rest, streams.stdout);
     case 'take':
       return take(rest);
     case 'prompt-evolve':
@@ -65,38 +66,17 @@ function rant(args: string[]): number {
   }
 }
 
-/**
- * Makes every write to `stream` pass through redaction (docs/architecture.md,
- * "Secrets"), whoever writes: console lines, a gate command's output piped
- * through. Text is held until its line ends, so a key split across two
- * writes is redacted whole; a line longer than `maxLine` is let out in
- * pieces. Returns the function that writes what is still held.
- */
-export function redactWrites(stream: NodeJS.WriteStream, secrets: SecretSet, maxLine = 65_536): () => void {
-  const write = stream.write.bind(stream) as (text: string) => boolean;
-  const decoder = new StringDecoder('utf8');
-  const lines = new LineRedactor(secrets, maxLine);
-  const emit = (text: string): void => {
-    if (text) write(text);
-  };
-  stream.write = ((chunk: string | Uint8Array, encoding?: BufferEncoding | ((err?: Error | null) => void), done?: (err?: Error | null) => void): boolean => {
-    emit(lines.push(typeof chunk === 'string' ? chunk : decoder.write(Buffer.from(chunk))));
-    const callback = typeof encoding === 'function' ? encoding : done;
-    if (callback) process.nextTick(callback);
-    return true;
-  }) as typeof stream.write;
-  return () => emit(lines.push(decoder.end()) + lines.flush());
-}
+// Kept where it was for callers that import it from here; the CLI's streams live in output.ts.
+export { redactWrites } from './output';
 
 if (require.main === module) {
   // What this process prints holds no key: not the environment's, not one a provider echoed.
-  const secrets = environmentSecrets();
-  for (const stream of [process.stdout, process.stderr]) process.on('exit', redactWrites(stream, secrets));
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+  const streams = processStreams(environmentSecrets());
+  void main(process.argv.slice(2), streams).then(
+    (code) => exitWhenWritten(streams, code),
     (err: unknown) => {
       console.error(errorMessage(err));
-      process.exit(1);
+      return exitWhenWritten(streams, 1);
     },
   );
 }

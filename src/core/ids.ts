@@ -1,8 +1,15 @@
-import { ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
 
-/** A lowercase ULID: sortable by time and safe in a branch name. */
-export function newId(): string {
-  return ulid().toLowerCase();
+/**
+ * Monotonic within this process: two ids made in the same millisecond (or
+ * after the clock stepped back) still sort in the order they were made, so
+ * an order taken from ids is the order things happened.
+ */
+const nextUlid = monotonicFactory();
+
+/** A lowercase ULID for the time `now` (ms): sortable by time and safe in a branch name. */
+export function newId(now: number = Date.now()): string {
+  return nextUlid(now).toLowerCase();
 }
 
 const SAFE_ID = /^[0-9a-z][0-9a-z-]{0,63}$/;

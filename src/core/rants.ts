@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { appendJsonLine, isoNow, readJsonLines } from './jsonl';
+import { appendJsonLine, readJsonLines } from './jsonl';
 import { newId } from './ids';
 
 /** One line of rants.jsonl (docs/architecture.md, "Data files"). */
@@ -24,7 +24,9 @@ export class EmptyRantError extends Error {
 /** Nothing is filtered at capture: the text is kept exactly as typed (only an empty one is refused). */
 export function saveRant(dataDir: string, input: { text: string; project: string; session: string | null }, clock: () => Date = () => new Date()): Rant {
   if (input.text.trim() === '') throw new EmptyRantError();
-  const rant: Rant = { v: 1, id: newId(), ts: isoNow(clock), text: input.text, project: input.project, session: input.session };
+  // The id and `ts` from the same reading of the clock: two rants in one millisecond still sort by id as saved.
+  const at = clock();
+  const rant: Rant = { v: 1, id: newId(at.getTime()), ts: at.toISOString(), text: input.text, project: input.project, session: input.session };
   appendJsonLine(path.join(dataDir, RANTS_FILE), rant);
   return rant;
 }

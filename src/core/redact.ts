@@ -1,8 +1,10 @@
 /**
  * The one redaction pass (docs/architecture.md, "Secrets"): everything Candor
  * persists, logs, prints or posts to a webview goes through `redact` first.
- * It removes the API key wherever it appears, and any `Authorization` or
- * `Bearer` value, whoever's key it is.
+ * It removes every secret of the set (the API key, the values of the
+ * environment's credential-looking variables, URL passwords found there)
+ * wherever it appears, and by pattern any `Authorization` or `Bearer` value
+ * and the password of any `scheme://user:password@host`, whoever's they are.
  */
 import type { Logger } from './log';
 
@@ -24,23 +26,71 @@ const BEARER = /\b(Bearer)([ \t]{1,16})[A-Za-z0-9._~+/=:-]+/gi;
 const CREDENTIAL_FIELD = /\b((?:proxy-)?authorization|x-api-key|(?:openai[-_])?api[-_]?key)(["']?[ \t]{0,16}[:=][ \t]{0,16}["']?)(?!Bearer\b)(?:(?:Basic|Token|Digest|ApiKey|Key)[ \t]{1,16})?[^\s"',;}]+/gi;
 /** OpenAI-style keys (`sk-…`, `sk-proj-…`) even when nobody told us about them. */
 const SK_KEY = /\bsk-[A-Za-z0-9_-]{16,}/g;
+/**
+ * `scheme://user:password@`: the password, up to the last `@` before the
+ * path. The match starts at `://` and looks back for the scheme, so only a
+ * `://` costs more than a step; each part is bounded.
+ */
+const URL_PASSWORD = /:\/\/(?<=\b[a-z][a-z0-9+.-]{0,31}:\/\/)([^\s:/?#@"'<>`]{0,256}):([^\s/?#"'<>`]{1,512})@/gi;
 
 /** `text` with every known secret and every credential-looking value replaced by `[redacted]`. */
 export function redact(text: string, secrets: Iterable<string> = []): string {
-  return maskSecrets(text, secretForms(secrets))
+  return maskSecrets(text, allForms(secrets))
     .replace(BEARER, (_m, word: string, space: string) => `${word}${space}${REDACTED}`)
     .replace(CREDENTIAL_FIELD, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`)
-    .replace(SK_KEY, REDACTED);
+    .replace(SK_KEY, REDACTED)
+    .replace(URL_PASSWORD, (_m, user: string) => `://${user}:${REDACTED}@`);
 }
 
-/** Each usable secret as it may appear in text: raw, escaped inside a JSON string, percent-encoded in a URL. */
-function secretForms(secrets: Iterable<string>): string[] {
+/** The passwords of the `scheme://user:password@` URLs in `text`, as written and percent-decoded. */
+export function urlPasswords(text: string): string[] {
+  const found = new Set<string>();
+  for (const match of text.matchAll(URL_PASSWORD)) {
+    const password = match[2] ?? '';
+    found.add(password);
+    try {
+      found.add(decodeURIComponent(password));
+    } catch {
+      // not valid percent-encoding: the written form is the only one
+    }
+  }
+  return [...found];
+}
+
+/**
+ * A name that looks like it holds a credential: `*TOKEN*`, `*SECRET*`,
+ * `*PASSWORD*`, `*PASSWD*`, `*CREDENTIAL*`, `*API_KEY*`, `*PRIVATE_KEY*`,
+ * `*_KEY`, in any case.
+ */
+export function looksLikeCredentialName(name: string): boolean {
+  const upper = name.toUpperCase();
+  return CREDENTIAL_WORDS.some((word) => upper.includes(word)) || upper.endsWith('_KEY');
+}
+
+const CREDENTIAL_WORDS = ['TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'CREDENTIAL', 'API_KEY', 'PRIVATE_KEY'];
+
+/**
+ * Whether a value can be a pattern: not shorter than MIN_SECRET_LENGTH, not a
+ * plain number, not `true`/`false`, not an absolute path. Those would blank out
+ * ordinary text (`TOKENIZERS_PARALLELISM=true`, `GOOGLE_APPLICATION_CREDENTIALS=/path`).
+ */
+export function isUsableSecret(value: string): boolean {
+  if (value.length < MIN_SECRET_LENGTH) return false;
+  if (/^[+-]?\d+(?:[.,]\d+)*$/.test(value) || /^(?:true|false)$/i.test(value)) return false;
+  return !(value.startsWith('/') || /^[A-Za-z]:[\\/]/.test(value) || value.startsWith('\\\\'));
+}
+
+/** Each form a secret may take in text: raw, escaped inside a JSON string, percent-encoded in a URL. */
+export function secretForms(secret: string): string[] {
+  return [...new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)])];
+}
+
+/** Each usable secret in each of its forms. */
+function allForms(secrets: Iterable<string>): string[] {
   const forms = new Set<string>();
   for (const secret of secrets) {
-    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue;
-    forms.add(secret);
-    forms.add(JSON.stringify(secret).slice(1, -1));
-    forms.add(encodeURIComponent(secret));
+    if (typeof secret !== 'string' || !isUsableSecret(secret)) continue;
+    for (const form of secretForms(secret)) forms.add(form);
   }
   return [...forms];
 }
@@ -80,29 +130,47 @@ function maskSecrets(text: string, needles: readonly string[]): string {
   return out + text.slice(copied);
 }
 
+/** Where a secret of the set came from when nobody said: a value handed over as a plain string. */
+export const UNNAMED_SOURCE = 'a secret Candor was given';
+
 /**
- * The secrets of this process: the key from SecretStorage once read, and the
- * environment's `OPENAI_API_KEY`. One instance is shared by everything that
- * writes, logs or posts, so a key set later is redacted from then on.
+ * The secrets of this process: the key from SecretStorage once read, and what
+ * environmentSecrets finds. One instance is shared by everything that writes,
+ * logs or posts, so a key set later is redacted from then on. Each value
+ * remembers where it came from (`OPENAI_API_KEY`, `GITHUB_TOKEN`, "the API
+ * key"), so a refusal can name it without showing it.
  */
 export class SecretSet {
-  readonly #values = new Set<string>();
+  readonly #sources = new Map<string, string>();
 
-  constructor(initial: Iterable<string | undefined> = []) {
-    for (const value of initial) this.add(value);
+  constructor(initial: Iterable<string | undefined> = [], source = UNNAMED_SOURCE) {
+    for (const value of initial) this.add(value, source);
   }
 
-  /** Adds a secret; empty and too-short values are ignored (never a pattern). */
-  add(value: string | undefined): void {
-    if (typeof value === 'string' && value.trim().length >= MIN_SECRET_LENGTH) this.#values.add(value.trim());
+  /**
+   * Adds a secret, each line of it on its own (redaction works line by line),
+   * trimmed; a line that cannot be a pattern (isUsableSecret) is ignored. A
+   * value already known keeps its first source.
+   */
+  add(value: string | undefined, source = UNNAMED_SOURCE): void {
+    if (typeof value !== 'string') return;
+    for (const line of value.split(/\r?\n/)) {
+      const trimmed = line.trim();
+      if (isUsableSecret(trimmed) && !this.#sources.has(trimmed)) this.#sources.set(trimmed, source);
+    }
   }
 
   values(): string[] {
-    return [...this.#values];
+    return [...this.#sources.keys()];
+  }
+
+  /** Each value with where it came from. */
+  entries(): Array<{ readonly value: string; readonly source: string }> {
+    return [...this.#sources].map(([value, source]) => ({ value, source }));
   }
 
   redact(text: string): string {
-    return redact(text, this.#values);
+    return redact(text, this.#sources.keys());
   }
 
   /** The same object with every string inside passed through `redact` (for records and webview messages). */
@@ -155,9 +223,24 @@ export class LineRedactor {
   }
 }
 
-/** The secrets every process knows without asking: the environment's key. */
-export function environmentSecrets(env: NodeJS.ProcessEnv = process.env): SecretSet {
-  return new SecretSet([env.OPENAI_API_KEY]);
+/**
+ * The secrets every process knows without asking, from its environment:
+ * `OPENAI_API_KEY`, the value of every variable whose name looks like a
+ * credential (looksLikeCredentialName), and the password of every URL in any
+ * value (`DATABASE_URL=postgres://u:p@h/db`). `apiKeys` are keys handed over
+ * as plain strings (the one from SecretStorage): they join as "the API key"
+ * unless the environment already named them.
+ */
+export function environmentSecrets(env: NodeJS.ProcessEnv = process.env, apiKeys: Iterable<string | undefined> = []): SecretSet {
+  const set = new SecretSet();
+  set.add(env.OPENAI_API_KEY, 'OPENAI_API_KEY');
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (looksLikeCredentialName(name)) set.add(value, name);
+    for (const password of urlPasswords(value)) set.add(password, `the password in ${name}`);
+  }
+  for (const key of apiKeys) set.add(key, 'the API key');
+  return set;
 }
 
 function redactValue(value: unknown, one: (text: string) => string): unknown {

@@ -1,6 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { DiskWatch } from './diskWatch';
+import { OutputSigns, limitReason, prepareLimits, type GateLimits, type LimitMechanisms, type PreparedLimits } from './limits';
 import type { Invocation } from './sandbox';
 import { Tail } from './tail';
+
+export type { GateLimits, LimitMechanism, LimitMechanisms } from './limits';
 
 export interface CommandOptions {
   readonly cwd: string;
@@ -10,6 +14,25 @@ export interface CommandOptions {
   /** Every byte of output (stdout and stderr interleaved), as it comes. */
   readonly onOutput?: (chunk: string) => void;
   readonly tailBytes?: number;
+  /** The unprivileged uid (and gid, default the uid) the command runs as, when Candor is root. */
+  readonly uid?: number;
+  readonly gid?: number;
+  /**
+   * The unprivileged uid the invocation switches to by itself (bubblewrap
+   * running `setpriv`), when Candor starts it as root: `RLIMIT_NPROC`, set
+   * before the switch, then bounds the command's processes.
+   */
+  readonly invocationUid?: number;
+  /**
+   * Open descriptors the command gets after stdio, as fd 3, 4, … in this
+   * order (bubblewrap's `--seccomp 3`, `--ro-bind-data 4 …`). The caller owns
+   * and closes them.
+   */
+  readonly extraFds?: readonly number[];
+  /** What the command may consume; none when absent (see limits.ts). */
+  readonly limits?: GateLimits;
+  /** false: rlimits only, as on a host without a writable cgroup. */
+  readonly cgroups?: boolean;
 }
 
 export interface CommandResult {
@@ -21,6 +44,10 @@ export interface CommandResult {
   readonly crashed: boolean;
   readonly ms: number;
   readonly tail: string;
+  /** The limit the command hit, for people ("hit the memory limit (4096 MiB)"); a command that hit one does not pass. */
+  readonly limitHit?: string;
+  /** What enforced each limit; absent when no limits were asked for. */
+  readonly limits?: LimitMechanisms;
 }
 
 /** After SIGTERM, the group gets this long before SIGKILL. */
@@ -34,35 +61,26 @@ const DRAIN_MS = 500;
  * runner's workers, a server it forked), and so do we once it has exited.
  * Inside bubblewrap the command has its own session and PID namespace:
  * ending bwrap ends it (`--die-with-parent`), and the namespace with it.
+ * With limits, the command also has a cgroup of its own where the host
+ * offers one, and everything in it is killed at the end, whatever session it
+ * fled to; a limit it hits ends it, never Candor.
  */
 export function runInvocation(invocation: Invocation, options: CommandOptions): Promise<CommandResult> {
   const started = Date.now();
   const tail = new Tail(options.tailBytes ?? 4096);
-  const windows = process.platform === 'win32';
+  const signs = new OutputSigns();
+  const limited = prepare(invocation, options);
   return new Promise((resolve) => {
     let timedOut = false;
     let cancelled = false;
     let settled = false;
     let exitCode: number | null = null;
-    const child = spawn(invocation.file, [...invocation.args], {
-      cwd: options.cwd,
-      env: options.env,
-      detached: !windows,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
-    const killGroup = (signal: NodeJS.Signals): void => {
-      if (child.pid === undefined) return;
-      try {
-        if (windows) child.kill(signal);
-        else process.kill(-child.pid, signal);
-      } catch {
-        // already gone
-      }
-    };
+    let exitSignal: NodeJS.Signals | null = null;
+    let diskHit: string | undefined;
+    const group = startGroup(limited, options);
     const stop = (): void => {
-      killGroup('SIGTERM');
-      setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+      group.kill('SIGTERM');
+      setTimeout(group.killAll, KILL_GRACE_MS).unref();
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -74,30 +92,120 @@ export function runInvocation(invocation: Invocation, options: CommandOptions): 
     };
     options.signal?.addEventListener('abort', onAbort);
     if (options.signal?.aborted === true) onAbort();
+    const disk = watchDisk(options.limits, limited, group.child?.pid, (reason) => {
+      // The disk is filling: no grace.
+      diskHit = reason;
+      group.killAll();
+    });
 
     const onData = (chunk: Buffer): void => {
       tail.push(chunk);
-      options.onOutput?.(chunk.toString('utf8'));
+      const text = chunk.toString('utf8');
+      signs.push(text);
+      options.onOutput?.(text);
     };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
+    group.child?.stdout?.on('data', onData);
+    group.child?.stderr?.on('data', onData);
 
-    const finish = (crashed: boolean, crashMessage?: string): void => {
+    const finish = async (crashed: boolean, crashMessage?: string): Promise<void> => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       if (crashMessage !== undefined) tail.push(Buffer.from(`\n${crashMessage}\n`));
-      const passed = !crashed && !timedOut && !cancelled && exitCode === 0;
-      resolve({ passed, exitCode, timedOut, cancelled, crashed, ms: Date.now() - started, tail: tail.text() });
+      const limitHit = await settleLimits(options.limits, limited, disk, crashed, { exitCode, signal: exitSignal, signs, diskHit });
+      const passed = !crashed && !timedOut && !cancelled && exitCode === 0 && limitHit === undefined;
+      const result: CommandResult = { passed, exitCode, timedOut, cancelled, crashed, ms: Date.now() - started, tail: tail.text() };
+      resolve(options.limits === undefined ? result : { ...result, limits: limited.mechanisms, ...(limitHit !== undefined ? { limitHit } : {}) });
     };
-    child.on('error', (error) => finish(true, `could not start the command: ${error.message}`));
-    child.on('exit', (code) => {
+    if (group.child === undefined) return void finish(true, `could not start the command: ${group.error}`);
+    group.child.on('error', (error) => void finish(true, `could not start the command: ${error.message}`));
+    group.child.on('exit', (code, signal) => {
       exitCode = code;
-      // The shell is gone; whatever it left behind in its group goes too.
-      killGroup('SIGKILL');
-      setTimeout(() => finish(false), DRAIN_MS);
+      exitSignal = signal;
+      // The shell is gone; whatever it left behind in its group (and its cgroup) goes too.
+      group.killAll();
+      setTimeout(() => void finish(false), DRAIN_MS);
     });
-    child.on('close', () => finish(false));
+    group.child.on('close', () => void finish(false));
   });
+}
+
+interface Group {
+  /** Undefined when spawn itself threw (`error` says why). */
+  readonly child?: ChildProcess;
+  readonly error?: string;
+  kill(signal: NodeJS.Signals): void;
+  /** SIGKILL to the process group and to everything in the command's cgroup. */
+  killAll(): void;
+}
+
+/** Spawns the (limited) invocation as the leader of a new process group. */
+function startGroup(limited: PreparedLimits, options: CommandOptions): Group {
+  const windows = process.platform === 'win32';
+  let child: ChildProcess;
+  try {
+    child = spawn(limited.invocation.file, [...limited.invocation.args], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: !windows,
+      stdio: ['ignore', 'pipe', 'pipe', ...(options.extraFds ?? [])] as StdioOptions,
+      windowsHide: true,
+      ...(limited.uid !== undefined ? { uid: limited.uid, gid: limited.gid ?? limited.uid } : {}),
+    });
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error), kill: () => undefined, killAll: () => undefined };
+  }
+  const kill = (signal: NodeJS.Signals): void => {
+    if (child.pid === undefined) return;
+    try {
+      if (windows) child.kill(signal);
+      else process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
+  };
+  return {
+    child,
+    kill,
+    killAll: () => {
+      kill('SIGKILL');
+      limited.cgroup?.killAll();
+    },
+  };
+}
+
+const UNLIMITED: LimitMechanisms = { pids: 'none', memory: 'none', fileSize: 'none', disk: 'none' };
+
+function prepare(invocation: Invocation, options: CommandOptions): PreparedLimits {
+  if (options.limits === undefined) return { invocation, uid: options.uid, gid: options.gid, mechanisms: UNLIMITED };
+  return prepareLimits(invocation, { limits: options.limits, uid: options.uid, gid: options.gid, invocationUid: options.invocationUid, cgroups: options.cgroups });
+}
+
+function watchDisk(limits: GateLimits | undefined, limited: PreparedLimits, pid: number | undefined, onExceeded: (reason: string) => void): DiskWatch | undefined {
+  if (limits === undefined || limited.mechanisms.disk !== 'poll' || pid === undefined) return undefined;
+  return new DiskWatch(limits.diskPaths, limits.diskMiB, onExceeded);
+}
+
+interface Ending {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly signs: OutputSigns;
+  readonly diskHit?: string;
+}
+
+/** Reads what the kernel counted, removes the cgroup, and names the limit the command hit. Never throws. */
+async function settleLimits(limits: GateLimits | undefined, limited: PreparedLimits, disk: DiskWatch | undefined, crashed: boolean, ending: Ending): Promise<string | undefined> {
+  let reason: string | undefined;
+  try {
+    const checkDisk = ending.diskHit === undefined && !crashed;
+    if (!checkDisk) disk?.stop();
+    const diskAtEnd = checkDisk ? await disk?.finish() : undefined;
+    const report = limited.cgroup?.report() ?? { pidsRefused: 0, oomKills: 0 };
+    if (limits !== undefined && !crashed) reason = limitReason(limits, limited.mechanisms, { ...report, diskKilled: ending.diskHit, diskAtEnd, exitCode: ending.exitCode, signal: ending.signal, signs: ending.signs });
+  } catch {
+    // A limit that cannot be read is no reason to lose the command's result.
+  }
+  await limited.cgroup?.close();
+  return reason;
 }

@@ -15,6 +15,10 @@ export interface GateRunnerOptions {
   readonly setupCommand?: string;
   readonly timeoutMs: number;
   readonly secrets?: readonly string[];
+  /** `candor.evolution.limits.*`, for every command. */
+  readonly limits?: GateOptions['limits'];
+  /** `candor.evolution.environment`. */
+  readonly environment?: readonly string[];
   readonly signal?: AbortSignal;
   readonly print: (line: string) => void;
   readonly onOutput?: (chunk: string) => void;
@@ -41,13 +45,12 @@ export class GateRunner {
   async ensureSetup(): Promise<GateResult | undefined> {
     const { scratch } = this.o;
     const setupCommand = this.o.setupCommand ?? '';
-    const plan = setupPlan(scratch.dir, setupCommand);
-    const stamp = setupStampFile(scratch);
-    if (plan === undefined || setupIsCurrent(scratch.dir, setupCommand, stamp)) return undefined;
+    const plan = await setupPlan(scratch.dir, setupCommand);
+    if (plan === undefined || (await setupIsCurrent(scratch.dir, setupCommand, setupStampFile(scratch)))) return undefined;
     const network = await setupInputsMatch(scratch, this.o.base, { secrets: this.o.secrets });
     this.o.print(`setup: ${plan.command}${plan.lockFile !== undefined ? ` (${plan.lockFile} changed)` : ''}${network ? '' : ' — without network: the manifest or lock file differs from HEAD'}`);
     const setup = await runGate([{ name: 'setup', command: plan.command }], { ...this.gateOptions(), network, depsWritable: true });
-    if (setup.passed) writeSetupStamp(stamp, plan);
+    if (setup.passed) await writeSetupStamp(scratch, plan, { secrets: this.o.secrets, signal: this.o.signal });
     return setup;
   }
 
@@ -60,9 +63,9 @@ export class GateRunner {
   }
 
   /** What every command of the run shares: the sandbox, what it hides, the timeout, the secrets, where output goes. */
-  commandOptions(): Pick<GateOptions, 'sandbox' | 'hidden' | 'timeoutMs' | 'secrets' | 'onOutput' | 'onCommand'> {
+  commandOptions(): Pick<GateOptions, 'sandbox' | 'hidden' | 'timeoutMs' | 'secrets' | 'onOutput' | 'onCommand' | 'limits' | 'environment'> {
     const o = this.o;
-    return { sandbox: o.sandbox, hidden: o.hidden, timeoutMs: o.timeoutMs, secrets: o.secrets, onOutput: o.onOutput, onCommand: () => o.onCommand() };
+    return { sandbox: o.sandbox, hidden: o.hidden, timeoutMs: o.timeoutMs, secrets: o.secrets, limits: o.limits, environment: o.environment, onOutput: o.onOutput, onCommand: () => o.onCommand() };
   }
 
   private gateOptions(): GateOptions {

@@ -2,6 +2,9 @@ import type { GuardOptions, UnsavedBufferSource } from '../git';
 import type { Logger } from '../log';
 import type { ChatModel, TextModel } from '../provider/chatModel';
 import type { DetectOptions, SandboxMode } from './sandbox';
+import type { EvolutionLimits } from '../settings/resolve';
+
+export type { EvolutionLimits };
 
 /** What an evolution run is given (docs/architecture.md, "Evolution"); the host's task and the CLI fill it from the settings. */
 
@@ -22,6 +25,16 @@ export interface EvolutionOptions {
   readonly setupCommand?: string;
   readonly maxChangedLines: number;
   readonly maxChangedFiles: number;
+  /** `candor.evolution.maxChangedBytes`: checked before anything of the change is added to git. */
+  readonly maxChangedBytes?: number;
+  /** `candor.evolution.rerunFailedGate` (default true): a failed gate runs once more to tell a flaky test from a broken change. */
+  readonly rerunFailedGate?: boolean;
+  /** `candor.evolution.sandboxUid`: the unprivileged uid the commands run as when Candor is root. */
+  readonly sandboxUid?: number;
+  /** `candor.evolution.environment`: variable names passed to the commands beside the allow-list. */
+  readonly environment?: readonly string[];
+  /** `candor.evolution.limits.*`. */
+  readonly limits?: EvolutionLimits;
   /** Each gate command's timeout. */
   readonly timeoutMs: number;
   /** The model of the change phase (and of triage unless `triageModel` is given). Undefined: triage by rules, no change. */
@@ -54,4 +67,4 @@ export interface EvolutionIO {
 }
 
 /** How to set the agent's repository, for people. */
-export const REPOSITORY_HINT = 'set "candor.evolution.repository" in your user settings to a local git checkout of the agent\'s own source (a clone of Candor, or of the agent you develop)';
+export const REPOSITORY_HINT = 'set "candor.evolution.repository" to a local git checkout of the agent\'s own source (a clone of Candor, or of the agent you develop). It is a user setting: in a remote window (code-server, SSH, a container) it is on the Remote tab of the Settings editor';

@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { isGitGuardError, noUnsavedBuffers, openWorkspaceRepo, readOnlyReason, type ReadOnlyGit } from '../git';
 import { newId } from '../ids';
@@ -9,9 +10,12 @@ import { runChangeLoop } from './changeLoop';
 import { agentReadme } from './readme';
 import { isEvolutionError, throwIfCancelled } from './errors';
 import { GateRunner } from './gateRunner';
+import { DEFAULT_GATE_LIMITS } from './limits';
 import { describeGate, type GateResult } from './testGate';
+import { describeCounts, FLAKY_CHANGE, runCheckedGate, type CheckedGate } from './checkedGate';
 import { LockBusyError, tryLock, type HeldLock } from '../process/lockFile';
-import { measureChange, tooBig } from './measure';
+import { DEFAULT_MAX_CHANGED_BYTES, keepChange, measureChange, stagingEnv, tooBig } from './measure';
+import { hiddenForGate } from '../git/gitDirs';
 import { repoPaths } from './paths';
 import { appendRun, gateKey, gatedCommits, markGated, type EvolutionOutcome, type EvolutionRecord, type GateSummary } from './record';
 import { redactedOutput, type RunOutput } from './redactedIO';
@@ -19,10 +23,11 @@ import { rantsOf, readHistory, revertUntilGreen, rollbackFailure, shipRevert, MA
 import { SANDBOX_OFF_WARNING, detectSandbox, isSandboxUnavailable, type Sandbox } from './sandbox';
 import { prepareScratch, resetTo } from './scratch';
 import type { Scratch } from './scratchGit';
-import { SecretSet } from '../redact';
+import { environmentSecrets, type SecretSet } from '../redact';
+import { changeSecret, secretReason } from './secretScan';
 import { shipChange } from './ship';
 import { appendDecision, rantStatuses, triage, type RantState } from './triage';
-import { isInsideReal } from '../realPath';
+import { dataDirRefusal } from '../settings/dataDirRules';
 import { errorMessage } from '../errorMessage';
 
 import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';
@@ -37,6 +42,8 @@ interface Ending {
   readonly commit?: string;
   readonly diffstat?: string;
   readonly gate?: GateResult;
+  /** Set when the gate was checked for flakiness (HEAD's and the change's gates). */
+  readonly checked?: CheckedGate;
 }
 
 /**
@@ -64,8 +71,13 @@ class EvolutionRun {
   #mayWrite = true;
   #sandbox: Sandbox | undefined;
   #gateRunner: GateRunner | undefined;
+  /** What of the agent's repository the commands must not see (its git dirs, main checkout, worktrees, alternates, superproject). */
+  #repositoryHidden: readonly string[] = [];
   /** True once any command (setup, build, test, run_tests) started: the record names the sandbox then. */
   #ranCommand = false;
+  /** The API key and every credential of the environment: kept out of commits, records, output and the commands' environment. */
+  readonly #secretSet: SecretSet;
+  readonly #secrets: string[];
   /** What the run prints, logs and streams, all redacted. */
   private readonly io: RunOutput<EvolutionPhase>;
 
@@ -75,7 +87,9 @@ class EvolutionRun {
   ) {
     this.#clock = options.clock ?? (() => new Date());
     this.#started = isoNow(this.#clock);
-    this.io = redactedOutput(io, options.secrets ?? []);
+    this.#secretSet = environmentSecrets(process.env, options.secrets ?? []);
+    this.#secrets = this.#secretSet.values();
+    this.io = redactedOutput(io, this.#secrets);
   }
 
   async run(): Promise<EvolutionRecord> {
@@ -97,14 +111,14 @@ class EvolutionRun {
       this.io.print(SANDBOX_OFF_WARNING);
       this.io.log?.warn(SANDBOX_OFF_WARNING);
     }
-    if (o.repository === undefined || o.repository.trim() === '') return this.#triageOnly();
+    if (o.repository === undefined || o.repository.trim() === '') return this.#refuseDataDir([]) ?? this.#triageOnly();
     this.#repository = path.resolve(o.repository);
     const repo = await this.#openRepo(this.#repository);
     this.#repository = repo.root;
-    if (isInsideReal(repo.root, o.dataDir)) {
-      this.#mayWrite = false;
-      return { outcome: 'error', reason: `the data folder ${o.dataDir} is inside the agent's repository ${repo.root}; choose one outside it` };
-    }
+    // The repository's own folders, its main checkout, worktrees and superproject: the data folder may overlap none of them.
+    this.#repositoryHidden = await hiddenForGate(repo.root);
+    const refused = this.#refuseDataDir([repo.root, ...this.#repositoryHidden]);
+    if (refused !== undefined) return refused;
     this.io.print(`the agent's repository: ${repo.root}`);
     const paths = repoPaths(o.dataDir, repo.root);
     this.#lock = tryLock(paths.lock, { clock: this.#clock, holderName: 'another evolution run', holderOf: 'for this repository' });
@@ -143,7 +157,17 @@ class EvolutionRun {
     if (headEnding !== undefined) return headEnding;
     if (picked === undefined) return { outcome: 'nothing-to-evolve', reason: 'no agent-code rant to act on' };
     if (o.model === undefined) return { outcome: 'nothing-to-evolve', rants: [picked.rant.id], reason: 'no model is configured to make a change' };
+    // What HEAD's gate left in the clone (build output, caches, test files) is not the model's change.
+    await resetTo(prepared.scratch, head, o.setupCommand ?? '');
     return this.#change(picked, o.model, prepared.scratch, head, paths.gated);
+  }
+
+  /** An ending when the data folder breaks a rule (dataDirRules.ts); nothing is written to it then. */
+  #refuseDataDir(guarded: readonly string[]): Ending | undefined {
+    const refusal = dataDirRefusal(this.options.dataDir, { home: os.homedir(), uid: process.getuid?.(), guarded: guarded.map((dir) => ({ label: "the agent's repository", path: dir })) });
+    if (refusal === undefined) return undefined;
+    this.#mayWrite = false;
+    return { outcome: 'error', reason: refusal.message };
   }
 
   /** No agent repository: route every rant, change nothing anywhere. */
@@ -171,7 +195,13 @@ class EvolutionRun {
     const counts = new Map<string, number>();
     for (const d of result.decisions) counts.set(d.class ?? 'none', (counts.get(d.class ?? 'none') ?? 0) + 1);
     const routed = [...counts].map(([cls, n]) => `${n} ${cls}`).join(', ');
-    this.io.print(`${result.decisions.length} rant(s) routed${routed !== '' ? ` (${routed})` : ''}; ${result.unclassified.length} left new, to be asked again on the next run`);
+    const left = result.unclassified.length;
+    // The offline demo answers from a script: it cannot sort rants, and the run says so instead of "left new" with no reason.
+    const offline = o.triageModel === undefined && o.model?.identity.provider === 'offline';
+    const leftNew = offline && left > 0
+      ? `the offline demo gives scripted replies and cannot sort rants: ${left} left new. Set candor.baseUrl and candor.model to a real model, then run evolution again`
+      : `${left} left new, to be asked again on the next run`;
+    this.io.print(`${result.decisions.length} rant(s) routed${routed !== '' ? ` (${routed})` : ''}; ${leftNew}`);
     for (const d of result.decisions) if (d.status === 'answered' && d.answer !== undefined) this.io.print(`  answered ${d.rant}: ${d.answer}`);
     const picked = result.picked;
     if (codeRouting) this.io.print(picked === undefined ? 'no agent-code rant to act on' : `acting on rant ${picked.rant.id} (agent-code): ${firstLine(picked.rant.text)}`);
@@ -200,9 +230,13 @@ class EvolutionRun {
     const gates = this.#gates(head);
     this.#enter('gate HEAD');
     this.io.print(`HEAD ${head.slice(0, 12)} has not passed the gate yet: running it first`);
-    const result = await gates.gate();
+    const checked = await this.#checkedGate(gates);
+    const result = checked.result;
     const described = describeGate(result, this.options.timeoutMs);
-    this.io.print(`HEAD gate ${described}`);
+    this.io.print(checked.flaky ? `HEAD gate: flaky gate — it failed (${described}), then passed` : `HEAD gate ${described}${describeCounts(checked)}`);
+    if (checked.flaky) {
+      return { outcome: 'error', reason: `the gate is flaky at HEAD ${head.slice(0, 12)}: it failed, then passed, on the same commit; nothing is built on it until its tests are stable`, gate: result, checked };
+    }
     if (result.passed) {
       markGated(gatedFile, head, gateKey(this.options), this.#clock);
       return undefined;
@@ -226,7 +260,7 @@ class EvolutionRun {
     });
     if (result.kind !== 'passed') return { outcome: 'error', ...rollbackFailure(result, failing, candidates.length), ...(result.kind === 'still-failing' && result.gate !== undefined ? { gate: result.gate } : {}) };
     this.#enter('ship');
-    const shipped = await shipRevert(scratch, { head, tree: result.tree, reverted: result.reverted, why: described });
+    const shipped = await shipRevert(scratch, { head, tree: result.tree, reverted: result.reverted, why: described }, { secrets: this.#secrets });
     markGated(gatedFile, shipped.commit, gateKey(this.options), this.#clock);
     const list = result.reverted.map((c) => c.sha.slice(0, 12)).join(', ');
     this.io.print(`committed ${shipped.commit.slice(0, 12)} on ${shipped.branch} in the scratch clone`);
@@ -243,7 +277,7 @@ class EvolutionRun {
   /** Finds the sandbox the commands need; an ending when it is required and missing. */
   async #detectSandbox(): Promise<Ending | undefined> {
     if (this.#sandbox !== undefined) return undefined;
-    const sandbox = await detectSandbox(this.options.sandbox ?? 'required', this.options.sandboxProbe);
+    const sandbox = await detectSandbox(this.options.sandbox ?? 'required', { ...this.options.sandboxProbe, ...(this.options.sandboxUid !== undefined ? { sandboxUid: this.options.sandboxUid } : {}) });
     if (isSandboxUnavailable(sandbox)) return { outcome: 'error', reason: sandbox.message };
     this.#sandbox = sandbox;
     if (sandbox.kind !== 'off') this.io.print(`commands run in an OS sandbox (${sandbox.kind}): writable only the clone (not its .git), the home and data folders hidden, no network (setup: only on HEAD's manifest and lock file)`);
@@ -257,12 +291,14 @@ class EvolutionRun {
       scratch: this.#scratch as Scratch,
       base: head,
       sandbox: this.#sandbox as Sandbox,
-      hidden: [o.dataDir, this.#repository as string],
+      hidden: [o.dataDir, this.#repository as string, ...this.#repositoryHidden],
       testCommand: o.testCommand,
       buildCommand: o.buildCommand,
       setupCommand: o.setupCommand,
       timeoutMs: o.timeoutMs,
-      secrets: o.secrets,
+      secrets: this.#secrets,
+      limits: o.limits ?? DEFAULT_GATE_LIMITS,
+      environment: o.environment ?? [],
       signal: o.signal,
       print: (line) => this.io.print(line),
       onOutput: this.io.onOutput?.bind(this.io),
@@ -281,24 +317,33 @@ class EvolutionRun {
     const loop = await runChangeLoop(request, { model, tools, maxRounds: o.maxRounds, signal: o.signal, onTool: (line) => this.io.print(`  ${line}`), onNotice: (line) => this.io.print(line) });
     this.io.print(`${loop.rounds} request(s), ${loop.toolCalls} tool call(s)${loop.outOfRounds ? ' — stopped at the round limit' : ''}`);
     throwIfCancelled(o.signal);
-    const size = await measureChange(scratch, base);
+    const size = await measureChange(scratch, base, { maxBytes: o.maxChangedBytes ?? DEFAULT_MAX_CHANGED_BYTES, maxFiles: o.maxChangedFiles });
     if (size.files === 0) {
       return { outcome: 'nothing-to-evolve', rants, reason: `the model made no change${loop.summary !== '' ? `: ${firstLine(loop.summary)}` : ''}` };
     }
+    if (!size.staged) return { outcome: 'discarded', rants, reason: size.reason, diffstat: size.diffstat };
     this.io.print(`change: ${size.files} file(s), +${size.insertions} −${size.deletions}`);
     const big = tooBig(size, o.maxChangedLines, o.maxChangedFiles);
     if (big !== undefined) return { outcome: 'discarded', rants, reason: big, diffstat: size.diffstat };
+    const leaked = await changeSecret(scratch, base, size.tree, this.#secretSet, { secrets: this.#secrets, staging: stagingEnv(scratch) });
+    if (leaked !== undefined) return { outcome: 'discarded', rants, reason: `${secretReason(leaked)}; nothing of it is committed, and the clone is restored`, diffstat: size.diffstat };
 
     this.#enter('gate');
-    const gate = await gates.gate();
-    this.io.print(`gate ${describeGate(gate, o.timeoutMs)}`);
+    const checked = await this.#checkedGate(gates);
+    const gate = checked.result;
+    if (checked.flaky) {
+      this.io.print(`flaky gate: it failed (${describeGate(gate, o.timeoutMs)}), then passed, on the same change; nothing ships`);
+      return { outcome: 'discarded', rants, reason: `${FLAKY_CHANGE}; the clone is restored`, diffstat: size.diffstat, gate, checked };
+    }
+    this.io.print(`gate ${describeGate(gate, o.timeoutMs)}${describeCounts(checked)}`);
     if (!gate.passed) {
       throwIfCancelled(o.signal);
-      return { outcome: 'discarded', rants, reason: `the change fails the gate: ${describeGate(gate, o.timeoutMs)}; the clone is restored`, diffstat: size.diffstat, gate };
+      return { outcome: 'discarded', rants, reason: `the change fails the gate: ${describeGate(gate, o.timeoutMs)}; the clone is restored`, diffstat: size.diffstat, gate, checked };
     }
 
     this.#enter('ship');
-    const shipped = await shipChange(scratch, { base, tree: size.tree, rant: picked.rant, class: picked.class, summary: loop.summary });
+    await keepChange(scratch);
+    const shipped = await shipChange(scratch, { base, tree: size.tree, rant: picked.rant, class: picked.class, summary: loop.summary }, { redaction: this.#secretSet, secrets: this.#secrets });
     markGated(gatedFile, shipped.commit, gateKey(o), this.#clock);
     appendDecision(o.dataDir, {
       v: 1, rant: picked.rant.id, ts: isoNow(this.#clock), class: picked.class, duplicateOf: null, status: 'acted', source: picked.source,
@@ -314,7 +359,13 @@ class EvolutionRun {
       commit: shipped.commit,
       diffstat: size.diffstat,
       gate,
+      checked,
     };
+  }
+
+  /** The gate, run once more after a failure unless the user turned that off. */
+  #checkedGate(gates: GateRunner): Promise<CheckedGate> {
+    return runCheckedGate(() => gates.gate(), { rerun: this.options.rerunFailedGate ?? true, print: (line) => this.io.print(line) });
   }
 
   #failure(err: unknown): Ending {
@@ -342,8 +393,8 @@ class EvolutionRun {
   #record(ending: Ending): EvolutionRecord {
     this.#enter('record');
     this.io.flush();
-    const gate: GateSummary | null = ending.gate !== undefined ? { passed: ending.gate.passed, ms: ending.gate.ms, tail: ending.gate.tail } : null;
-    const record: EvolutionRecord = new SecretSet(this.options.secrets ?? []).redactDeep({
+    const gate = gateSummary(ending);
+    const record: EvolutionRecord = this.#secretSet.redactDeep({
       v: 1,
       run: this.#runId,
       ts: this.#started,
@@ -357,6 +408,7 @@ class EvolutionRun {
       diffstat: ending.diffstat ?? null,
       gate,
       sandbox: this.#ranCommand && this.#sandbox !== undefined ? this.#sandbox.kind : null,
+      limits: ending.gate?.limits ?? null,
     } satisfies EvolutionRecord);
     if (this.#mayWrite) appendRun(this.options.dataDir, record);
     this.io.print(`outcome: ${record.outcome} — ${record.reason}`);
@@ -368,6 +420,21 @@ class EvolutionRun {
     this.io.onPhase?.(phase);
     this.io.print(`── ${phase}`);
   }
+}
+
+/** The record's `gate`: the verdict, its tail, and what the runner's summary line counted. */
+function gateSummary(ending: Ending): GateSummary | null {
+  if (ending.gate === undefined) return null;
+  const { passed, ms, tail } = ending.gate;
+  const checked = ending.checked;
+  if (checked === undefined) return { passed, ms, tail };
+  return {
+    passed: passed && !checked.flaky,
+    ms: checked.ms,
+    tail,
+    ...(checked.flaky ? { flaky: true } : {}),
+    ...(checked.counts !== undefined ? { passing: checked.counts.passing, failing: checked.counts.failing, skipped: checked.counts.skipped } : {}),
+  };
 }
 
 /** A run that cannot proceed, with a reason for people. */

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { appendJsonLine, isoNow, readJsonLines } from '../jsonl';
 import { EVOLUTION_FILE } from './paths';
 import type { SandboxKind } from './sandbox';
+import type { LimitMechanisms } from './limits';
 
 /** `triage-only`: no agent repository is set, so the run triaged and routed and changed no code anywhere. */
 export type EvolutionOutcome = 'shipped' | 'discarded' | 'nothing-to-evolve' | 'read-only' | 'revert-prepared' | 'triage-only' | 'error';
@@ -10,7 +11,14 @@ export type EvolutionOutcome = 'shipped' | 'discarded' | 'nothing-to-evolve' | '
 export interface GateSummary {
   readonly passed: boolean;
   readonly ms: number;
+  /** Redacted; for a flaky gate, the first failure's. */
   readonly tail: string;
+  /** It failed, then passed, on the same tree: nothing ships on it. */
+  readonly flaky?: true;
+  /** What the test runner's summary line counted, when it printed one. */
+  readonly passing?: number;
+  readonly failing?: number;
+  readonly skipped?: number;
 }
 
 /** One line of evolution.jsonl (docs/architecture.md, "Data files"). */
@@ -31,6 +39,8 @@ export interface EvolutionRecord {
   readonly gate: GateSummary | null;
   /** Where the run's commands ran; null when no command ran (docs/architecture.md, "Sandbox"). */
   readonly sandbox: SandboxKind | null;
+  /** Which mechanism enforced each limit of the last command (`cgroup`, `rlimit`, `poll` or `none`); null when no command ran. */
+  readonly limits?: LimitMechanisms | null;
 }
 
 export function appendRun(dataDir: string, record: EvolutionRecord): void {

@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { childEnv } from '../process/childEnv';
-import { DEPENDENCY_DIR } from './paths';
+import { bubblewrap, toolchainFolders, within, type UserSwitch } from './bubblewrap';
+import { gateUserFor, gateUserProblem, prepareForGateUser, type GateUser } from './gateUser';
 import { seatbeltProfile } from './seatbelt';
+import { seccompArch } from './seccomp';
 import { realOrResolved } from '../realPath';
 
 /**
@@ -13,12 +16,14 @@ import { realOrResolved } from '../realPath';
  * phase's `run_tests`. The model writes code and that code runs here, so the
  * sandbox assumes it is hostile.
  *
- * Linux: bubblewrap, called directly. `@anthropic-ai/sandbox-runtime` wraps
- * the same bubblewrap (and Seatbelt on macOS) and adds a filtering network
- * proxy, but it needs `socat` and `ripgrep` too, costs about 50 ms a command
- * against about 5 ms for bwrap (see bench/sandbox.bench.ts), and by default
- * lets the command read the whole disk. Candor's gate needs no network at
- * all for build and test, so the proxy buys nothing there.
+ * Linux: bubblewrap, called directly (bubblewrap.ts), with a seccomp filter
+ * (seccomp.ts), and as an unprivileged uid when Candor is root (gateUser.ts).
+ * `@anthropic-ai/sandbox-runtime` wraps the same bubblewrap (and Seatbelt on
+ * macOS) and adds a filtering network proxy, but it needs `socat` and
+ * `ripgrep` too, costs about 50 ms a command against a few for bwrap (see
+ * bench/sandbox.bench.ts), and by default lets the command read the whole
+ * disk. Candor's gate needs no network at all for build and test, so the
+ * proxy buys nothing there.
  */
 
 export type SandboxKind = 'bubblewrap' | 'seatbelt' | 'off';
@@ -45,11 +50,21 @@ export interface SandboxRun {
 export interface Invocation {
   readonly file: string;
   readonly args: readonly string[];
+  /**
+   * What the program reads at fds 3, 4, … in this order (bubblewrap's
+   * seccomp program, and the gate user's `/etc/passwd` and `/etc/group`).
+   * The caller opens them with openInputs and passes them after stdio.
+   */
+  readonly inputs?: readonly Uint8Array[];
 }
 
 export interface Sandbox {
   readonly kind: SandboxKind;
+  /** The unprivileged account the commands run as, when Candor is root (bubblewrap only); undefined: Candor's own user. */
+  readonly user?: GateUser;
   wrap(command: string, run: SandboxRun): Invocation;
+  /** Whether every command sees `dir`, read-only or better, given the folders a run hides (the real home is always hidden). */
+  isVisible(dir: string, hidden?: readonly string[]): boolean;
 }
 
 /** Why a required sandbox cannot run here; `message` says what to install or which setting turns it off. */
@@ -63,10 +78,17 @@ export interface DetectOptions {
   /** The bwrap binary; default: the first `bwrap` on PATH (absolute entries only). */
   readonly bwrapPath?: string;
   readonly platform?: NodeJS.Platform;
+  /** `candor.evolution.sandboxUid`: the uid commands run as when Candor is root; default 64999. */
+  readonly sandboxUid?: number;
+  /** util-linux's `setpriv`, which becomes that uid; default: the first on PATH. */
+  readonly setprivPath?: string;
 }
 
 /** Printed (and logged) at the start of every run with the sandbox off. */
 export const SANDBOX_OFF_WARNING = 'warning: candor.evolution.sandbox is "off": setup, build and test (and the model\'s code they run) run without an OS sandbox, at your own risk';
+
+/** Where the tools the sandbox starts by path must live: folders it binds read-only. */
+const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
 
 const TURN_OFF = 'or set candor.evolution.sandbox to "off" in your user settings to run them without one, at your own risk';
 
@@ -74,18 +96,7 @@ const TURN_OFF = 'or set candor.evolution.sandbox to "off" in your user settings
 export async function detectSandbox(mode: SandboxMode, options: DetectOptions = {}): Promise<Sandbox | SandboxUnavailable> {
   if (mode === 'off') return NO_SANDBOX;
   const platform = options.platform ?? process.platform;
-  if (platform === 'linux') {
-    const bwrap = options.bwrapPath ?? findOnPath('bwrap');
-    if (bwrap === undefined || !isExecutable(bwrap)) {
-      return unavailable('missing', `evolution's commands must run in an OS sandbox, and bubblewrap was not found ${bwrap !== undefined ? `at ${bwrap}` : 'on PATH'}: install it (apt-get install bubblewrap), ${TURN_OFF}`);
-    }
-    // Namespaces may be refused (a container without user namespaces, a hardened kernel): try the real flags once.
-    const probe = await runProbe(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...ISOLATION, '--unshare-net', '--', '/bin/true']);
-    if (probe !== undefined) {
-      return unavailable('refused', `bubblewrap (${bwrap}) could not start a sandbox here: ${probe}. User namespaces may be disabled; enable them, ${TURN_OFF}`);
-    }
-    return bubblewrap(bwrap);
-  }
+  if (platform === 'linux') return detectBubblewrap(options);
   if (platform === 'darwin') {
     const exec = '/usr/bin/sandbox-exec';
     if (!isExecutable(exec)) return unavailable('missing', `evolution's commands must run in an OS sandbox, and ${exec} was not found; ${TURN_OFF}`);
@@ -106,7 +117,102 @@ export const NO_SANDBOX: Sandbox = {
   wrap(command) {
     return process.platform === 'win32' ? { file: process.env.ComSpec ?? 'cmd.exe', args: ['/d', '/s', '/c', command] } : { file: '/bin/sh', args: ['-c', command] };
   },
+  isVisible: () => true,
 };
+
+/**
+ * bubblewrap with the real flags, started once as the commands will be: as
+ * the gate user when Candor is root, so a kernel or container that refuses
+ * namespaces, the seccomp filter or the uid switch is found before a run.
+ */
+async function detectBubblewrap(options: DetectOptions): Promise<Sandbox | SandboxUnavailable> {
+  const bwrap = options.bwrapPath ?? findOnPath('bwrap');
+  if (bwrap === undefined || !isExecutable(bwrap)) {
+    return unavailable('missing', `evolution's commands must run in an OS sandbox, and bubblewrap was not found ${bwrap !== undefined ? `at ${bwrap}` : 'on PATH'}: install it (apt-get install bubblewrap), ${TURN_OFF}`);
+  }
+  if (seccompArch() === undefined) {
+    return unavailable('unsupported', `evolution's sandbox filters system calls for x86_64 and aarch64 only, and this machine is ${process.arch}: ${TURN_OFF.replace(/^or /, '')}`);
+  }
+  const user = gateUserFor(options.sandboxUid);
+  let userSwitch: UserSwitch | undefined;
+  if (user !== undefined) {
+    const problem = gateUserProblem(user);
+    if (problem !== undefined) return unavailable('refused', `Candor runs as root, so evolution's commands run as an unprivileged uid, and ${problem}; ${TURN_OFF}`);
+    // From the system folders only, which the sandbox shows: never a PATH entry a repository could plant one in.
+    const setpriv = options.setprivPath ?? SYSTEM_BIN.map((dir) => path.join(dir, 'setpriv')).find(isExecutable);
+    if (setpriv === undefined || !isExecutable(setpriv)) {
+      return unavailable('missing', `Candor runs as root, so evolution's commands run as uid ${user.uid}, and setpriv, which switches to it, was not found ${setpriv !== undefined ? `at ${setpriv}` : `in ${SYSTEM_BIN.join(', ')}`}: install util-linux (apt-get install util-linux), ${TURN_OFF}`);
+    }
+    userSwitch = { user, setpriv };
+  }
+  const sandbox = bubblewrap(bwrap, userSwitch);
+  const probe = await probeSandbox(sandbox);
+  if (probe !== undefined) {
+    const why = user !== undefined ? ` running as uid ${user.uid} (candor.evolution.sandboxUid) here: ${probe}. Namespaces, seccomp or the switch to that uid may be refused (a container without CAP_SYS_ADMIN or with a seccomp profile of its own)` : ` here: ${probe}. User namespaces or seccomp may be disabled`;
+    return unavailable('refused', `bubblewrap (${bwrap}) could not start a sandbox${why}; enable them, ${TURN_OFF}`);
+  }
+  return sandbox;
+}
+
+/** Runs one command through `sandbox` in a throwaway folder; undefined when it ran and exited 0, else what went wrong. */
+async function probeSandbox(sandbox: Sandbox): Promise<string | undefined> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-probe-'));
+  try {
+    const run = { cwd: path.join(dir, 'work'), home: path.join(dir, 'home'), tmp: path.join(dir, 'tmp'), network: false, depsWritable: false };
+    for (const folder of [run.cwd, run.home, run.tmp]) fs.mkdirSync(folder);
+    const user = sandbox.user;
+    if (user !== undefined) for (const folder of [run.cwd, run.home, run.tmp]) await prepareForGateUser(folder, user);
+    // As the gate user, `id -u` must say so: a switch that silently did nothing is a failure too.
+    const invocation = sandbox.wrap(user !== undefined ? `test "$(id -u)" = ${user.uid}` : 'true', run);
+    const inputs = openInputs(invocation.inputs, dir);
+    try {
+      return await runProbe(invocation.file, invocation.args, inputs.fds);
+    } finally {
+      inputs.close();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An invocation's inputs, open: pass `fds` after stdio (they become 3, 4, …), then close them. */
+export interface OpenInputs {
+  readonly fds: readonly number[];
+  close(): void;
+}
+
+/**
+ * Opens each input as a read-only file descriptor. The bytes go through a
+ * file in `dir` (a folder only Candor can enter), removed as soon as it is
+ * open: the command gets the descriptor, never a path.
+ */
+export function openInputs(inputs: readonly Uint8Array[] | undefined, dir: string): OpenInputs {
+  const fds: number[] = [];
+  const close = (): void => {
+    for (const fd of fds.splice(0)) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // already closed
+      }
+    }
+  };
+  try {
+    for (const data of inputs ?? []) {
+      const file = path.join(dir, `.input-${crypto.randomBytes(6).toString('hex')}`);
+      fs.writeFileSync(file, data, { mode: 0o400, flag: 'wx' });
+      try {
+        fds.push(fs.openSync(file, 'r'));
+      } finally {
+        fs.rmSync(file, { force: true });
+      }
+    }
+  } catch (err) {
+    close();
+    throw err;
+  }
+  return { fds, close };
+}
 
 /**
  * The environment of a sandboxed command: the host's without Candor's
@@ -129,89 +235,23 @@ export const GATE_MARKER = 'CANDOR_EVOLUTION_GATE';
 
 const HOST_LINKS = new Set(['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY', 'KRB5CCNAME', 'DOCKER_HOST']);
 
-/** Own PID, IPC and UTS namespaces, a new session (no TIOCSTI into our terminal), no capabilities: as root, without `--cap-drop ALL`, a shell remounts `/` read-write. */
-const ISOLATION = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session', '--cap-drop', 'ALL', '--die-with-parent'];
-
-/** Toolchains that commonly live under the home; bound back read-only when they exist. */
-const HOME_TOOLCHAINS = ['.nvm', '.volta', '.fnm', '.local/share/fnm', '.local/share/pnpm', '.asdf', '.cargo/bin', '.rustup', '.pyenv', '.rbenv', '.local/bin', '.bun/bin', '.deno/bin', 'go/bin'];
-
-/** Root-owned secrets a capability-less root could still read (owner match): /dev/null is bound over them, and reading that is refused. */
-const MASKED_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/ssh/ssh_host_rsa_key', '/etc/ssh/ssh_host_ecdsa_key', '/etc/ssh/ssh_host_ed25519_key', '/etc/ssh/ssh_host_dsa_key'];
-
-export function bubblewrap(bwrap: string): Sandbox {
-  return {
-    kind: 'bubblewrap',
-    wrap(command, run) {
-      return { file: bwrap, args: [...bubblewrapArgs(run), '--', '/bin/sh', '-c', command] };
-    },
-  };
-}
-
-/**
- * The mounts, in an order that matters: a tmpfs over a folder must come
- * before anything bound beneath it, and the hidden tmpfs mounts are made
- * read-only only after everything beneath them is in place.
- */
-export function bubblewrapArgs(run: SandboxRun, home = os.homedir(), env: NodeJS.ProcessEnv = process.env): string[] {
-  const cwd = realOrResolved(run.cwd);
-  const realHome = home !== '' && fs.existsSync(home) ? realOrResolved(home) : undefined;
-  const hidden = unique([...(realHome !== undefined && realHome !== '/' ? [realHome] : []), ...(run.hidden ?? []).filter((dir) => fs.existsSync(dir)).map(realOrResolved)])
-    // Never hide what the command must use (a hidden folder that merely contains the clone is fine: the clone is bound back).
-    .filter((dir) => dir !== '/' && ![cwd, realOrResolved(run.home), realOrResolved(run.tmp)].some((used) => within(used, dir)))
-    .sort((a, b) => depth(a) - depth(b));
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run'];
-  if (run.network) {
-    // DNS: resolv.conf may be a link into /run (systemd-resolved), hidden above.
-    const resolv = realOrUndefined('/etc/resolv.conf');
-    if (resolv !== undefined && within('/run', resolv)) args.push('--ro-bind', resolv, resolv);
-  }
-  for (const file of MASKED_FILES) if (fs.existsSync(file)) args.push('--ro-bind', '/dev/null', file);
-  for (const dir of hidden) args.push('--tmpfs', dir);
-  for (const dir of realHome !== undefined ? toolchains(realHome, hidden, env) : []) args.push('--ro-bind', dir, dir);
-  for (const dir of unique([realOrResolved(run.home), realOrResolved(run.tmp), ...(run.writable ?? []).map(realOrResolved)])) args.push('--bind', dir, dir);
-  args.push('--bind', cwd, cwd);
-  const gitDir = path.join(cwd, '.git');
-  if (isRealFolder(gitDir)) args.push('--ro-bind', gitDir, gitDir);
-  const deps = path.join(cwd, DEPENDENCY_DIR);
-  if (!run.depsWritable && isRealFolder(deps)) args.push('--ro-bind', deps, deps);
-  for (const dir of hidden) args.push('--remount-ro', dir);
-  args.push('--chdir', cwd, ...ISOLATION);
-  if (!run.network) args.push('--unshare-net');
-  return args;
-}
-
-/**
- * Toolchains under the home, bound back read-only: node's own install, the
- * usual version managers, and PATH entries there. Never one that holds, or
- * lies in, another hidden folder (a data folder under the home stays hidden).
- */
-function toolchains(home: string, hidden: readonly string[], env: NodeJS.ProcessEnv): string[] {
-  const others = hidden.filter((dir) => dir !== home);
-  const candidates: string[] = [];
-  const nodeBin = path.dirname(realOrResolved(process.execPath));
-  // `<prefix>/bin/node`: npm and global modules live beside it, in `<prefix>/lib`.
-  candidates.push(path.basename(nodeBin) === 'bin' ? path.dirname(nodeBin) : nodeBin);
-  for (const relative of HOME_TOOLCHAINS) candidates.push(path.join(home, relative));
-  for (const entry of (env.PATH ?? '').split(path.delimiter)) if (path.isAbsolute(entry)) candidates.push(entry);
-  const found = candidates
-    .filter((dir) => fs.existsSync(dir))
-    .map(realOrResolved)
-    .filter((dir) => dir !== home && within(home, dir) && isRealFolder(dir) && !others.some((other) => within(dir, other) || within(other, dir)));
-  // A folder inside another one already bound adds nothing.
-  return unique(found).filter((dir, _i, all) => !all.some((other) => other !== dir && within(other, dir)));
-}
-
 function seatbelt(exec: string): Sandbox {
+  const hiddenFor = (more: readonly string[] = []): string[] => [realOrResolved(os.homedir()), ...more.map(realOrResolved)];
   return {
     kind: 'seatbelt',
     wrap(command, run) {
       const home = realOrResolved(os.homedir());
-      const hidden = [home, ...(run.hidden ?? []).map(realOrResolved)];
+      const hidden = hiddenFor(run.hidden);
       const profile = seatbeltProfile(
         { ...run, cwd: realOrResolved(run.cwd), home: realOrResolved(run.home), tmp: realOrResolved(run.tmp), writable: (run.writable ?? []).map(realOrResolved), hidden },
-        toolchains(home, hidden, process.env),
+        toolchainFolders(home, hidden, process.env),
       );
       return { file: exec, args: ['-p', profile, '/bin/sh', '-c', command] };
+    },
+    isVisible(dir, hidden) {
+      const real = realOrResolved(dir);
+      const all = hiddenFor(hidden);
+      return !all.some((h) => within(h, real)) || toolchainFolders(all[0], all, process.env).some((t) => within(t, real));
     },
   };
 }
@@ -221,11 +261,11 @@ function unavailable(cause: SandboxUnavailable['cause'], message: string): Sandb
 }
 
 /** Undefined when `file args` ran and exited 0; else what went wrong, in a line. */
-function runProbe(file: string, args: readonly string[]): Promise<string | undefined> {
+function runProbe(file: string, args: readonly string[], fds: readonly number[] = []): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(file, [...args], { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv([]), timeout: 10_000, killSignal: 'SIGKILL' });
+    const child = spawn(file, [...args], { stdio: ['ignore', 'ignore', 'pipe', ...fds], env: childEnv([]), timeout: 10_000, killSignal: 'SIGKILL' });
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.on('error', (error) => resolve(error.message));
     child.on('close', (code, signal) => {
       if (code === 0) resolve(undefined);
@@ -252,33 +292,4 @@ function isExecutable(file: string): boolean {
   } catch {
     return false;
   }
-}
-
-function isRealFolder(dir: string): boolean {
-  try {
-    return fs.lstatSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function realOrUndefined(target: string): string | undefined {
-  try {
-    return fs.realpathSync.native(target);
-  } catch {
-    return undefined;
-  }
-}
-
-function within(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-}
-
-function depth(dir: string): number {
-  return dir.split(path.sep).length;
-}
-
-function unique(values: readonly string[]): string[] {
-  return [...new Set(values)];
 }

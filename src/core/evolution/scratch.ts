@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { hashBounded, isUnsafeFile, readBounded } from '../boundedRead';
 import { isEvolutionError } from './errors';
+import { discardStaging } from './measure';
 import { DEPENDENCY_DIR, repoPaths } from './paths';
-import { checkScratchPath, cloneIntoScratch, fetchIntoScratch, scratchGit, scratchGitBytes, SOURCE_TRACES, type Scratch, type ScratchGitOptions } from './scratchGit';
+import { checkScratchPath, cloneIntoScratch, fetchIntoScratch, scratchGit, SOURCE_TRACES, type Scratch, type ScratchGitOptions } from './scratchGit';
 
 /**
  * The scratch clone `<dataDir>/scratch/<repo-id>/`: cloned from the agent
@@ -46,8 +48,8 @@ export async function prepareScratch(options: PrepareOptions): Promise<PreparedS
     await resetTo(scratch, options.head, options.setupCommand, options);
     return { scratch, cloned, fetched };
   } catch (err) {
-    if (cloned || !isEvolutionError(err, 'scratch-git')) throw err;
-    // A clone damaged by a killed run: start it over once.
+    if (cloned || !mayReclone(err)) throw err;
+    // A clone damaged by a killed run, or one that cannot be reset (a folder git will not remove): start it over once.
     await removeScratch(scratch);
     await cloneIntoScratch(scratch, options.repositoryRoot, options);
     const fetched = await bringCommit(scratch, options);
@@ -56,26 +58,75 @@ export async function prepareScratch(options: PrepareOptions): Promise<PreparedS
   }
 }
 
+/** Git failed, a file could not be read safely, or the file system refused: a fresh clone may fix it; a cancel may not be undone. */
+function mayReclone(err: unknown): boolean {
+  if (isEvolutionError(err)) return err.kind === 'scratch-git';
+  return isUnsafeFile(err) || typeof (err as NodeJS.ErrnoException | undefined)?.code === 'string';
+}
+
 /**
- * Puts the clone at `commit`: forced detached checkout, hard reset, and a
- * clean of everything untracked and ignored except the dependency folder
- * while the setup stamp still matches. Also clears what a killed run may
- * have left: lock files and an unfinished revert.
+ * Puts the clone at `commit`, a clean start (docs/architecture.md,
+ * "Sandbox"): forced detached checkout, hard reset, then everything git
+ * does not track goes, ignored files included, and what git cannot see (a
+ * FIFO, a socket, a device node). The one exception is the dependency
+ * folder, kept only when setup itself filled it for the very setup inputs
+ * the clean checkout now holds (see dependenciesReusable); with no lock file
+ * it always goes. Also clears what a killed run may have left: lock files,
+ * an unfinished revert, a staged change. Files are read only after the
+ * clean, and only with bounds.
  */
 export async function resetTo(scratch: Scratch, commit: string, setupCommand: string, options: ScratchGitOptions = {}): Promise<void> {
   const dir = checkScratchPath(scratch);
   const gitDir = path.join(dir, '.git');
   for (const stale of ['index.lock', 'HEAD.lock', 'sequencer', 'REVERT_HEAD', 'CHERRY_PICK_HEAD', 'MERGE_HEAD']) {
-    fs.rmSync(path.join(gitDir, stale), { recursive: true, force: true });
+    await fs.promises.rm(path.join(gitDir, stale), { recursive: true, force: true });
   }
+  await discardStaging(scratch);
   excludeDependencies(gitDir);
   await scratchGit(scratch, ['checkout', '--quiet', '--force', '--detach', commit], options);
   await scratchGit(scratch, ['reset', '--quiet', '--hard', commit], options);
-  const stamp = setupStampFile(scratch);
-  const keepDependencies = setupIsCurrent(dir, setupCommand, stamp);
-  if (!keepDependencies) fs.rmSync(stamp, { force: true });
-  // -ff: a repository the model's code nested in the clone goes too.
-  await scratchGit(scratch, keepDependencies ? ['clean', '-ffdxq', '-e', DEPENDENCY_DIR] : ['clean', '-ffdxq'], options);
+  // -ff: a repository the model's code nested in the clone goes too. Anchored: only the top-level dependency folder waits for the decision below.
+  await scratchGit(scratch, ['clean', '-ffdxq', '-e', `/${DEPENDENCY_DIR}`], options);
+  await removeSpecialFiles(dir);
+  if (!(await dependenciesReusable(scratch, setupCommand))) {
+    await fs.promises.rm(setupStampFile(scratch), { force: true });
+    await scratchGit(scratch, ['clean', '-ffdxq'], options);
+  }
+}
+
+/**
+ * The dependency folder may stay only when all of these hold: the clean
+ * checkout has a lock file; the folder is a real folder; and the setup stamp
+ * says setup filled it for exactly these setup inputs, on a clone that held
+ * no change of the model's (`reusable`, see writeSetupStamp).
+ */
+async function dependenciesReusable(scratch: Scratch, setupCommand: string): Promise<boolean> {
+  const plan = await setupPlan(scratch.dir, setupCommand);
+  if (plan?.lockFile === undefined) return false;
+  const deps = await fs.promises.lstat(path.join(scratch.dir, DEPENDENCY_DIR)).catch(() => undefined);
+  if (deps?.isDirectory() !== true) return false;
+  const stamp = await readStamp(setupStampFile(scratch));
+  return stamp?.stamp === plan.stamp && stamp.reusable === true;
+}
+
+/**
+ * `git clean` leaves what git does not list: a FIFO, a socket or a device
+ * node in a folder that also holds tracked files. Anything in the clone that
+ * is not a file, a folder or a symlink is removed (the dependency folder and
+ * `.git` aside), never followed.
+ */
+async function removeSpecialFiles(dir: string): Promise<void> {
+  const pending = [dir];
+  while (pending.length > 0) {
+    const current = pending.pop() as string;
+    for (const entry of await fs.promises.readdir(current, { withFileTypes: true })) {
+      const full = path.join(current, entry.name);
+      // The dependency folder waits for dependenciesReusable; a FIFO by its name does not.
+      if (current === dir && (entry.name === '.git' || (entry.name === DEPENDENCY_DIR && entry.isDirectory()))) continue;
+      if (entry.isDirectory()) pending.push(full);
+      else if (!entry.isFile() && !entry.isSymbolicLink()) await fs.promises.rm(full, { force: true });
+    }
+  }
 }
 
 /**
@@ -89,7 +140,7 @@ export function setupStampFile(scratch: Scratch): string {
 
 export interface SetupPlan {
   readonly command: string;
-  /** sha256 of the lock file's name and bytes and the command. */
+  /** sha256 of the command and of every setup input present (its name and bytes). */
   readonly stamp: string;
   readonly lockFile?: string;
 }
@@ -101,30 +152,68 @@ const IMPLIED_SETUP: ReadonlyArray<readonly [string, string]> = [
   ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
 ];
 
-/** The setup the scratch clone needs: the configured command, or the lock file's implied install, or none. */
-export function setupPlan(dir: string, setupCommand: string): SetupPlan | undefined {
-  const lock = IMPLIED_SETUP.find(([file]) => fs.existsSync(path.join(dir, file)));
+/** The most Candor reads of one setup input (a large lock file is a few MiB). */
+export const SETUP_INPUT_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The setup the scratch clone needs: the configured command, or the lock
+ * file's implied install, or none. Each setup input is read with bounds
+ * (boundedRead.ts): one that is a symlink, a FIFO, a folder, a device or
+ * too large throws `UnsafeFileError` naming it, and the run ends there.
+ */
+export async function setupPlan(dir: string, setupCommand: string): Promise<SetupPlan | undefined> {
+  const inputs = await setupInputDigests(dir);
+  const lock = IMPLIED_SETUP.find(([file]) => inputs.has(file));
   const command = setupCommand.trim() !== '' ? setupCommand.trim() : lock?.[1];
   if (command === undefined) return undefined;
   const hash = createHash('sha256').update(command).update('\0');
-  if (lock !== undefined) hash.update(lock[0]).update('\0').update(fs.readFileSync(path.join(dir, lock[0])));
+  for (const [name, digest] of inputs) hash.update(name).update('\0').update(digest).update('\0');
   return lock !== undefined ? { command, stamp: hash.digest('hex'), lockFile: lock[0] } : { command, stamp: hash.digest('hex') };
 }
 
-/** True when the setup last run in `dir` (per `stampFile`) is the one the checked-out files call for (or none is needed). */
-export function setupIsCurrent(dir: string, setupCommand: string, stampFile: string): boolean {
-  const plan = setupPlan(dir, setupCommand);
+/** sha256 of each setup input present, read with bounds; a symlink, FIFO, folder or device in place of one throws `UnsafeFileError`. */
+async function setupInputDigests(dir: string): Promise<Map<string, string>> {
+  const digests = new Map<string, string>();
+  for (const name of SETUP_INPUTS) {
+    const hash = createHash('sha256');
+    if ((await hashBounded(path.join(dir, name), SETUP_INPUT_MAX_BYTES, hash, `${name} in the scratch clone`)) !== undefined) digests.set(name, hash.digest('hex'));
+  }
+  return digests;
+}
+
+/** True when the setup last run in `dir` (per `stampFile`) is the one the files there call for (or none is needed). */
+export async function setupIsCurrent(dir: string, setupCommand: string, stampFile: string): Promise<boolean> {
+  const plan = await setupPlan(dir, setupCommand);
   if (plan === undefined) return true;
+  return (await readStamp(stampFile))?.stamp === plan.stamp;
+}
+
+interface SetupStamp {
+  readonly stamp: string;
+  /** True when setup ran on a clone that held no change (git status clean): only then is its folder kept for a later run. */
+  readonly reusable: boolean;
+}
+
+async function readStamp(stampFile: string): Promise<SetupStamp | undefined> {
   try {
-    const stamp = JSON.parse(fs.readFileSync(stampFile, 'utf8')) as { stamp?: unknown };
-    return stamp.stamp === plan.stamp;
+    const parsed = JSON.parse((await readBounded(stampFile, 64 * 1024))?.toString('utf8') ?? 'null') as { stamp?: unknown; reusable?: unknown } | null;
+    return typeof parsed?.stamp === 'string' ? { stamp: parsed.stamp, reusable: parsed.reusable === true } : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-export function writeSetupStamp(stampFile: string, plan: SetupPlan): void {
-  fs.writeFileSync(stampFile, `${JSON.stringify({ stamp: plan.stamp, command: plan.command, lockFile: plan.lockFile ?? null })}\n`);
+/**
+ * Records that `plan`'s setup passed. Its dependency folder is `reusable`
+ * by a later run only when the clone, setup's own ignored output aside,
+ * holds nothing but its commit: setup that ran on the model's change (its
+ * manifest, or a script the manifest runs) filled the folder with what that
+ * change chose, and the next run must not inherit it.
+ */
+export async function writeSetupStamp(scratch: Scratch, plan: SetupPlan, options: ScratchGitOptions = {}): Promise<void> {
+  const status = await scratchGit(scratch, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], options);
+  const reusable = plan.lockFile !== undefined && status.split('\0').every((entry) => entry === '');
+  await fs.promises.writeFile(setupStampFile(scratch), `${JSON.stringify({ stamp: plan.stamp, command: plan.command, lockFile: plan.lockFile ?? null, reusable })}\n`);
 }
 
 /**
@@ -138,33 +227,38 @@ export const SETUP_INPUTS = ['package.json', 'package-lock.json', 'npm-shrinkwra
  * True when every setup input in the clone is byte for byte what `base`
  * holds (present in both with the same bytes, or absent from both): only
  * then may setup reach the network. A change that alters them runs its setup
- * without network.
+ * without network. The clone's file is compared by its git blob id, hashed
+ * through a bounded read; anything but a plain file never matches.
  */
 export async function setupInputsMatch(scratch: Scratch, base: string, options: ScratchGitOptions = {}): Promise<boolean> {
   const dir = checkScratchPath(scratch);
-  // One ls-tree says which inputs HEAD holds; only those are read back.
+  // One ls-tree says which inputs HEAD holds, with their blob ids.
   const listed = await scratchGit(scratch, ['ls-tree', '-z', '--full-name', base, '--', ...SETUP_INPUTS], options);
-  const blobs = new Map<string, string>();
+  const blobs = new Map<string, { readonly mode: string; readonly id: string }>();
   for (const entry of listed.split('\0')) {
-    const match = /^\d+ blob ([0-9a-f]+)\t(.+)$/.exec(entry);
-    if (match?.[1] !== undefined && match[2] !== undefined) blobs.set(match[2], match[1]);
+    const match = /^(\d+) blob ([0-9a-f]+)\t(.+)$/.exec(entry);
+    if (match?.[1] !== undefined && match[2] !== undefined && match[3] !== undefined) blobs.set(match[3], { mode: match[1], id: match[2] });
   }
   for (const name of SETUP_INPUTS) {
-    const working = readOrUndefined(path.join(dir, name));
+    const file = path.join(dir, name);
+    const stat = await fs.promises.lstat(file).catch(() => undefined);
     const blob = blobs.get(name);
-    if (working === undefined && blob === undefined) continue;
-    if (working === undefined || working === null || blob === undefined) return false;
-    if (!working.equals(await scratchGitBytes(scratch, ['cat-file', 'blob', blob], options))) return false;
+    if (stat === undefined && blob === undefined) continue;
+    if (stat === undefined || blob === undefined || !stat.isFile() || blob.mode === '120000') return false;
+    if ((await blobId(file, blob.id.length === 64 ? 'sha256' : 'sha1', `${name} in the scratch clone`)) !== blob.id) return false;
   }
   return true;
 }
 
-/** The file's bytes; undefined when absent; null when it is not a plain file (a symlink planted in place of the manifest never matches). */
-function readOrUndefined(file: string): Buffer | undefined | null {
+/** Git's id of the file's bytes as a blob (`<algorithm>("blob <size>\0" + bytes)`), read with bounds. */
+async function blobId(file: string, algorithm: 'sha1' | 'sha256', label: string): Promise<string | undefined> {
+  const hash = createHash(algorithm);
   try {
-    return fs.lstatSync(file).isFile() ? fs.readFileSync(file) : null;
-  } catch {
-    return undefined;
+    const read = await hashBounded(file, SETUP_INPUT_MAX_BYTES, hash, label, (size) => `blob ${size}\0`);
+    return read === undefined ? undefined : hash.digest('hex');
+  } catch (err) {
+    if (isUnsafeFile(err)) return undefined;
+    throw err;
   }
 }
 
@@ -210,7 +304,10 @@ function excludeDependencies(gitDir: string): void {
   if (!text.split('\n').includes(line)) fs.writeFileSync(file, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}# Candor: dependencies installed in the scratch clone\n${line}\n`);
 }
 
+/** The clone, and with it what described it: the setup stamp and a staged change. */
 async function removeScratch(scratch: Scratch): Promise<void> {
   const dir = checkScratchPath(scratch);
   await fs.promises.rm(dir, { recursive: true, force: true });
+  await fs.promises.rm(setupStampFile(scratch), { force: true });
+  await discardStaging(scratch);
 }

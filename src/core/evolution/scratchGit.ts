@@ -19,7 +19,9 @@ import { realPathLenient } from '../realPath';
  * (docs/architecture.md, "Sandbox"): git is the absolute one from PATH,
  * hooks come from an empty folder outside the clone, no fsmonitor runs, and
  * only the file protocol is allowed (an `insteadOf` rule cannot turn the
- * source path into a command).
+ * source path into a command). Its work tree may belong to the gate's
+ * unprivileged uid while `.git` stays Candor's: `safe.directory` names the
+ * clone so git does not refuse it. What git prints is read up to a cap.
  */
 
 export interface Scratch {
@@ -34,7 +36,20 @@ export interface ScratchGitOptions {
   readonly secrets?: readonly string[];
   /** Default 10 minutes: a clone of a large repository across filesystems takes a while. */
   readonly timeoutMs?: number;
+  /** Largest stdout kept (default 64 MiB); git is killed past it and the call fails. */
+  readonly maxOutputBytes?: number;
+  /** A separate index and object folder (see measure.ts): where a change is staged before it is accepted. */
+  readonly staging?: StagingEnv;
 }
+
+/** Git's own variables for a staged change: a temporary index, and new objects kept apart from the clone's. */
+export interface StagingEnv {
+  readonly GIT_INDEX_FILE: string;
+  readonly GIT_OBJECT_DIRECTORY: string;
+  readonly GIT_ALTERNATE_OBJECT_DIRECTORIES: string;
+}
+
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /** The fixed identity of every commit Candor makes. */
 export const CANDOR_IDENTITY = ['user.name=Candor', 'user.email=candor@localhost'] as const;
@@ -66,15 +81,17 @@ export async function scratchGitBytes(scratch: Scratch, args: readonly string[],
 }
 
 /**
- * `git clone --no-hardlinks --no-checkout <source> <scratch>`: objects are
- * copied, never hard-linked, so nothing written in the clone can change the
- * source's files. Then everything that names the source goes: the remote,
- * the reflog (`clone: from <path>`), FETCH_HEAD; and no reflog is written again.
+ * `git clone --no-hardlinks --dissociate --no-checkout <source> <scratch>`:
+ * objects are copied, never hard-linked, and none are borrowed (a source
+ * with `objects/info/alternates` would pass them on), so nothing written in
+ * the clone can change the source's files and the gate needs no folder of
+ * the source's. Then everything that names the source goes: the remote, the
+ * reflog (`clone: from <path>`), FETCH_HEAD; and no reflog is written again.
  */
 export async function cloneIntoScratch(scratch: Scratch, source: string, options: ScratchGitOptions = {}): Promise<void> {
   const dir = checkScratchPath(scratch);
   fs.mkdirSync(path.dirname(dir), { recursive: true });
-  await runGit(path.dirname(dir), ['clone', '--quiet', '--no-hardlinks', '--no-checkout', '--no-tags', '--', path.resolve(source), dir], { ...options, scratch });
+  await runGit(path.dirname(dir), ['clone', '--quiet', '--no-hardlinks', '--dissociate', '--no-checkout', '--no-tags', '--', path.resolve(source), dir], { ...options, scratch });
   // Nothing in the scratch clone may reach back into the workspace (a `git push` in a test script).
   await scratchGit(scratch, ['remote', 'remove', 'origin'], options);
   await scratchGit(scratch, ['config', 'core.logAllRefUpdates', 'false'], options);
@@ -86,8 +103,8 @@ export async function fetchIntoScratch(scratch: Scratch, source: string, refspec
   await scratchGit(scratch, ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', '--', path.resolve(source), ...refspecs], options);
 }
 
-/** The files of a clone's `.git` that name where it came from. */
-export const SOURCE_TRACES = ['logs', 'FETCH_HEAD'] as const;
+/** The files of a clone's `.git` that name where it came from (or borrow from it: alternates). */
+export const SOURCE_TRACES = ['logs', 'FETCH_HEAD', path.join('objects', 'info', 'alternates')] as const;
 
 function forgetSource(dir: string): void {
   for (const name of SOURCE_TRACES) fs.rmSync(path.join(dir, '.git', name), { recursive: true, force: true });
@@ -105,9 +122,14 @@ export function noHooksDir(scratch: Scratch): string {
   return dir;
 }
 
-/** What every scratch git command carries: no hooks from the clone, no fsmonitor program, no signature program. */
+/**
+ * What every scratch git command carries: no hooks from the clone, no
+ * fsmonitor program, no signature program, and the clone named safe (its
+ * work tree may be owned by the gate's uid).
+ */
 function hardening(scratch: Scratch): string[] {
-  return ['-c', `core.hooksPath=${noHooksDir(scratch)}`, '-c', 'core.fsmonitor=false', '-c', 'log.showSignature=false'];
+  const dir = path.resolve(scratch.dir);
+  return ['-c', `core.hooksPath=${noHooksDir(scratch)}`, '-c', 'core.fsmonitor=false', '-c', 'log.showSignature=false', '-c', `safe.directory=${dir}`, '-c', `safe.directory=${path.join(dir, '.git')}`];
 }
 
 interface RunOptions extends ScratchGitOptions {
@@ -120,6 +142,7 @@ function runGit(cwd: string, gitArgs: readonly string[], options: RunOptions): P
   const env: NodeJS.ProcessEnv = { ...childEnv(options.secrets ?? []), LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'file' };
   if (options.gitDir !== undefined) env.GIT_DIR = options.gitDir;
   if (options.workTree !== undefined) env.GIT_WORK_TREE = options.workTree;
+  if (options.staging !== undefined) Object.assign(env, options.staging);
   const args = [...hardening(options.scratch), ...gitArgs];
   const git = gitBinary([path.join(path.resolve(options.scratch.dataDir), SCRATCH_DIR)]);
   if (git === undefined) return Promise.reject(new EvolutionError('scratch-git', 'git was not found on PATH (outside the scratch folder); evolution runs need it'));
@@ -127,13 +150,34 @@ function runGit(cwd: string, gitArgs: readonly string[], options: RunOptions): P
     const child = spawn(git, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], signal: options.signal, timeout: options.timeoutMs ?? 600_000, killSignal: 'SIGKILL' });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    const maxOutput = options.maxOutputBytes ?? MAX_OUTPUT_BYTES;
+    let outBytes = 0;
+    let overflow = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes <= maxOutput) out.push(chunk);
+      else if (!overflow) {
+        overflow = true;
+        child.kill('SIGKILL');
+      }
+    });
+    // stderr: only its last lines are reported.
+    let errBytes = 0;
+    child.stderr.on('data', (chunk: Buffer) => {
+      err.push(chunk);
+      errBytes += chunk.length;
+      while (errBytes > 64 * 1024 && err.length > 1) errBytes -= (err.shift() as Buffer).length;
+    });
     child.on('error', (error) => {
       const aborted = options.signal?.aborted === true;
       reject(new EvolutionError(aborted ? 'cancelled' : 'scratch-git', aborted ? 'cancelled by the user' : `git ${args.join(' ')} could not start: ${error.message}`));
     });
     child.on('close', (code, signal) => {
+      const subcommand = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-c') ?? 'git';
+      if (overflow) {
+        reject(new EvolutionError('scratch-git', `git ${subcommand} in the scratch clone printed more than ${maxOutput} bytes; Candor stopped it`));
+        return;
+      }
       if (code === 0) {
         resolve(Buffer.concat(out));
         return;
@@ -143,7 +187,6 @@ function runGit(cwd: string, gitArgs: readonly string[], options: RunOptions): P
         return;
       }
       const stderr = Buffer.concat(err).toString('utf8').trim().split('\n').slice(-5).join('\n');
-      const subcommand = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-c') ?? 'git';
       reject(new EvolutionError('scratch-git', `git ${subcommand} failed in the scratch clone (${signal ?? `exit ${code}`}): ${stderr}`));
     });
     child.stdin.on('error', () => undefined);

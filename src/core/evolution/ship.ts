@@ -1,4 +1,5 @@
 import { isHandoffBranchName, openWorkspaceRepo, type GuardOptions, type HandOffResult, type UnsavedBufferSource } from '../git';
+import { environmentSecrets, type SecretSet } from '../redact';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
 import { EvolutionError } from './errors';
@@ -40,18 +41,40 @@ export interface Shipped {
   readonly commit: string;
 }
 
-export function commitMessage(input: Omit<ShipInput, 'base' | 'tree'>): string {
-  const firstLine = input.rant.text.trim().split('\n', 1)[0]?.trim() ?? '';
+export interface ShipOptions extends ScratchGitOptions {
+  /**
+   * The redaction set of the run: everything that becomes part of a commit
+   * (the rant, the summary, the trailers) passes through it before it is
+   * written (docs/architecture.md, "Secrets"). Default: the environment's
+   * secrets (environmentSecrets) and `secrets`.
+   */
+  readonly redaction?: SecretSet;
+}
+
+/** How a commit's words are redacted: the run's set, else the environment's with the keys handed over. */
+function redactor(options: ShipOptions): (text: string) => string {
+  const set = options.redaction ?? environmentSecrets(process.env, options.secrets ?? []);
+  return (text) => set.redact(text);
+}
+
+/**
+ * The message of a change's commit. Each part is redacted before it is
+ * clipped (a clip could cut a key in half, and half a key matches nothing),
+ * and the whole once more at the end.
+ */
+export function commitMessage(input: Omit<ShipInput, 'base' | 'tree'>, redact: (text: string) => string = (text) => text): string {
+  const text = redact(input.rant.text.trim());
+  const firstLine = text.split('\n', 1)[0]?.trim() ?? '';
   const subject = clip(`candor: ${firstLine}`, 72);
-  const quoted = clip(input.rant.text.trim(), 2000)
+  const quoted = clip(text, 2000)
     .split('\n')
     .map((line) => `> ${line}`.trimEnd())
     .join('\n');
   const parts = [subject, `Addresses the rant of ${input.rant.ts}${input.class !== null ? ` (${input.class})` : ''}:\n${quoted}`];
-  const summary = quoteMarkers(input.summary.trim());
+  const summary = quoteMarkers(redact(input.summary.trim()));
   if (summary !== '') parts.push(clip(summary, 4000));
   parts.push(`${RANT_TRAILER}: ${input.rant.id}`);
-  return `${parts.join('\n\n')}\n`;
+  return redact(`${parts.join('\n\n')}\n`);
 }
 
 /**
@@ -59,9 +82,9 @@ export function commitMessage(input: Omit<ShipInput, 'base' | 'tree'>): string {
  * `candor/rant-<id>` at it. The work tree is not consulted again, so nothing
  * the gate left behind can slip into the commit.
  */
-export async function shipChange(scratch: Scratch, input: ShipInput, options: ScratchGitOptions = {}): Promise<Shipped> {
+export async function shipChange(scratch: Scratch, input: ShipInput, options: ShipOptions = {}): Promise<Shipped> {
   const branch = rantBranch(input.rant.id);
-  const commit = (await scratchGit(scratch, [...COMMIT_CONFIG, 'commit-tree', input.tree, '-p', input.base, '-F', '-'], { ...options, input: commitMessage(input) })).trim();
+  const commit = (await scratchGit(scratch, [...COMMIT_CONFIG, 'commit-tree', input.tree, '-p', input.base, '-F', '-'], { ...options, input: commitMessage(input, redactor(options)) })).trim();
   await scratchGit(scratch, ['branch', '--force', '--no-track', branch, commit], options);
   return { branch, commit };
 }
@@ -69,10 +92,10 @@ export async function shipChange(scratch: Scratch, input: ShipInput, options: Sc
 /**
  * Commits exactly `tree` on top of `parent` as Candor and points `branch` at
  * it: how a prepared revert ships (see rollback.ts). Nothing of the work
- * tree is read.
+ * tree is read; the message is redacted first.
  */
-export async function commitOnBranch(scratch: Scratch, input: { readonly branch: string; readonly tree: string; readonly parent: string; readonly message: string }, options: ScratchGitOptions = {}): Promise<Shipped> {
-  const commit = (await scratchGit(scratch, [...COMMIT_CONFIG, 'commit-tree', input.tree, '-p', input.parent, '-F', '-'], { ...options, input: input.message })).trim();
+export async function commitOnBranch(scratch: Scratch, input: { readonly branch: string; readonly tree: string; readonly parent: string; readonly message: string }, options: ShipOptions = {}): Promise<Shipped> {
+  const commit = (await scratchGit(scratch, [...COMMIT_CONFIG, 'commit-tree', input.tree, '-p', input.parent, '-F', '-'], { ...options, input: redactor(options)(input.message) })).trim();
   await scratchGit(scratch, ['branch', '--force', '--no-track', input.branch, commit], options);
   return { branch: input.branch, commit };
 }

@@ -42,6 +42,13 @@ export const RESTRICTED_SETTINGS: readonly string[] = [
 /** Keys under `candor.` read from the user's settings only (`"scope": "machine"`). */
 export const USER_ONLY_SETTINGS: readonly string[] = [
   'evolution.sandbox',
+  'evolution.sandboxUid',
+  'evolution.environment',
+  'evolution.rerunFailedGate',
+  'evolution.limits.processes',
+  'evolution.limits.memoryMiB',
+  'evolution.limits.fileSizeMiB',
+  'evolution.limits.diskMiB',
   'evolution.repository',
   'git.openRepositoryInParentFolders',
 ];
@@ -80,12 +87,27 @@ export interface CandorSettings {
   readonly maxChangedFiles: number;
   readonly intervalMinutes: number;
   readonly sandbox: SandboxMode;
+  /** The unprivileged uid evolution's commands run as when Candor runs as root. */
+  readonly sandboxUid: number;
+  /** Variable names passed on to evolution's commands beside the allow-list. */
+  readonly evolutionEnvironment: readonly string[];
+  readonly maxChangedBytes: number;
+  readonly rerunFailedGate: boolean;
+  readonly limits: EvolutionLimits;
   readonly repository: string;
   readonly openRepositoryInParentFolders: ParentFolders;
   /** `candor.localServers`, with `sendKey` from the user's own settings only (see `localServersOf`). */
   readonly localServers: readonly LocalServer[];
   /** Workspace URLs that wait for the user's confirmation (nothing is sent there meanwhile). */
   readonly pendingUrls: readonly string[];
+}
+
+/** `candor.evolution.limits.*`: what one evolution command may consume. */
+export interface EvolutionLimits {
+  readonly processes: number;
+  readonly memoryMiB: number;
+  readonly fileSizeMiB: number;
+  readonly diskMiB: number;
 }
 
 export interface ResolveInput {
@@ -170,6 +192,16 @@ export function resolveCandorSettings({ inspect, trusted, confirmedUrls }: Resol
     maxChangedFiles: atLeast('evolution.maxChangedFiles', 1),
     intervalMinutes: Math.max(0, num('evolution.intervalMinutes')),
     sandbox: get('evolution.sandbox', (v): v is SandboxMode => v === 'required' || v === 'off'),
+    sandboxUid: Math.floor(atLeast('evolution.sandboxUid', 1)),
+    evolutionEnvironment: get('evolution.environment', isStringList).map((name) => name.trim()).filter((name) => name !== ''),
+    maxChangedBytes: Math.floor(atLeast('evolution.maxChangedBytes', 1)),
+    rerunFailedGate: get('evolution.rerunFailedGate', isBoolean),
+    limits: {
+      processes: Math.floor(atLeast('evolution.limits.processes', 16)),
+      memoryMiB: Math.floor(atLeast('evolution.limits.memoryMiB', 64)),
+      fileSizeMiB: Math.floor(atLeast('evolution.limits.fileSizeMiB', 1)),
+      diskMiB: Math.floor(atLeast('evolution.limits.diskMiB', 16)),
+    },
     repository: str('evolution.repository'),
     openRepositoryInParentFolders: get('git.openRepositoryInParentFolders', (v): v is ParentFolders => v === 'always' || v === 'never'),
     localServers: localServersOf(inspect<unknown>('localServers')),
@@ -217,6 +249,14 @@ function firstString(...values: unknown[]): string | undefined {
 
 function isString(value: unknown): value is string {
   return typeof value === 'string';
+}
+
+function isBoolean(value: unknown): value is boolean {
+  return typeof value === 'boolean';
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(isString);
 }
 
 function isFiniteNumber(value: unknown): value is number {

@@ -120,7 +120,7 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       }
       const pick = await vscode.window.showQuickPick(
         open.map((s) => ({ label: s.rant.text.split('\n')[0]?.slice(0, 80) ?? '', description: `${s.status}${s.class ? ` · ${s.class}` : ''}`, detail: s.rant.ts, id: s.rant.id })),
-        { title: 'Candor: Dismiss Rant', placeHolder: 'The rant stays in rants.jsonl; a dismissal is recorded in triage.jsonl' },
+        { title: 'Candor: Rants: Dismiss…', placeHolder: 'The rant stays in rants.jsonl; a dismissal is recorded in triage.jsonl' },
       );
       target = pick?.id;
     }
@@ -221,8 +221,9 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
   }
 
   private async openRepositorySetting(message: string): Promise<void> {
-    const answer = await vscode.window.showInformationMessage(`${message} ${REPOSITORY_HINT}.`, 'Open User Settings');
-    if (answer) await vscode.commands.executeCommand('workbench.action.openSettings', 'candor.evolution.repository');
+    const answer = await vscode.window.showInformationMessage(`${message} ${REPOSITORY_HINT}.`, 'Open Setting');
+    // A user-only setting: in a remote window (code-server, SSH, a container) it lives on the Remote tab.
+    if (answer) await vscode.commands.executeCommand(vscode.env.remoteName ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings', { query: 'candor.evolution.repository' });
   }
 
   /** The agent's README when its repository is not set: the one this extension ships (context for triage). */
@@ -282,6 +283,11 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
           setupCommand: settings.setupCommand,
           maxChangedLines: settings.maxChangedLines,
           maxChangedFiles: settings.maxChangedFiles,
+          maxChangedBytes: settings.maxChangedBytes,
+          rerunFailedGate: settings.rerunFailedGate,
+          sandboxUid: settings.sandboxUid,
+          environment: settings.evolutionEnvironment,
+          limits: settings.limits,
           timeoutMs: GATE_TIMEOUT_MS,
           model: handle,
           unsaved: vscodeUnsavedBuffers,

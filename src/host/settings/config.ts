@@ -9,10 +9,34 @@ const CONFIRMED_URLS = 'candor.confirmedBaseUrls';
  * Settings as VS Code holds them, read through the trust rules of
  * `core/settings/resolve` (docs/architecture.md, "Settings and trust").
  */
-export class Settings {
-  constructor(private readonly state: vscode.Memento) {}
+export class Settings implements vscode.Disposable {
+  /**
+   * Read once per change: every request reads the settings, and `inspect`
+   * of each key costs more than the rest of the send path. Created before
+   * any other listener, so the memo is gone before anyone re-reads it.
+   */
+  #memo: CandorSettings | undefined;
+  readonly #listeners: vscode.Disposable[];
+
+  constructor(private readonly state: vscode.Memento) {
+    const forget = (): void => {
+      this.#memo = undefined;
+    };
+    this.#listeners = [
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('candor')) forget();
+      }),
+      vscode.workspace.onDidGrantWorkspaceTrust(forget),
+      vscode.workspace.onDidChangeWorkspaceFolders(forget),
+    ];
+  }
 
   read(): CandorSettings {
+    this.#memo ??= this.#resolve();
+    return this.#memo;
+  }
+
+  #resolve(): CandorSettings {
     const c = vscode.workspace.getConfiguration('candor');
     return resolveCandorSettings({
       inspect: (key) => c.inspect(key),
@@ -21,12 +45,17 @@ export class Settings {
     });
   }
 
+  dispose(): void {
+    for (const listener of this.#listeners) listener.dispose();
+  }
+
   confirmedUrls(): string[] {
     return this.state.get<string[]>(CONFIRMED_URLS, []);
   }
 
   async confirmUrl(url: string): Promise<void> {
     await this.state.update(CONFIRMED_URLS, [...new Set([...this.confirmedUrls(), url])]);
+    this.#memo = undefined;
   }
 }
 

@@ -5,6 +5,9 @@ import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { readRants, saveRant, EmptyRantError } from '../../../src/core/rants';
 import { isSafeId } from '../../../src/core/ids';
+import { rantStatuses } from '../../../src/core/evolution/triage';
+import { gatherEvidence } from '../../../src/core/promptEvolution/evidence';
+import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
 
 describe('rants.jsonl', () => {
   let dir: string;
@@ -40,5 +43,46 @@ describe('rants.jsonl', () => {
     const { rants, skipped } = readRants(dir);
     assert.deepEqual(rants.map((r) => r.text), ['one', 'two']);
     assert.equal(skipped, 1);
+  });
+
+  describe('two rants saved in the same millisecond list in the order they were saved (1,000 tries)', () => {
+    // Tried: both rants get the same `ts` from a fixed clock, so the order can only come from the ids. With ids
+    // random within a millisecond, about half of these tries listed the second rant first.
+    const sameMillisecond = (): Date => new Date('2026-11-30T10:00:00.123Z');
+    const TRIES = 1000;
+    const file = (): string => path.join(dir, 'rants.jsonl');
+    // Every save fsyncs: on tmpfs, where that is free, 4,000 saves take a second instead of twenty.
+    beforeEach(() => {
+      fs.rmSync(dir, { recursive: true, force: true });
+      dir = fs.mkdtempSync(path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'candor-rants-'));
+    });
+
+    it('through readRants, and rantStatuses (the Rants list and triage)', () => {
+      for (let i = 0; i < TRIES; i++) {
+        fs.rmSync(file(), { force: true });
+        const first = saveRant(dir, { text: `first ${i}`, project: 'p', session: null }, sameMillisecond);
+        const second = saveRant(dir, { text: `second ${i}`, project: 'p', session: null }, sameMillisecond);
+        assert.ok(first.id < second.id, `try ${i}: ids ${first.id} then ${second.id}`);
+        assert.deepEqual(readRants(dir).rants.map((r) => r.text), [`first ${i}`, `second ${i}`]);
+        assert.deepEqual(rantStatuses(dir).map((s) => s.rant.text), [`first ${i}`, `second ${i}`], `try ${i}`);
+      }
+    });
+
+    it('through the prompt review\'s evidence (gatherEvidence), which reads them through triage', async function () {
+      this.timeout(60_000);
+      const registry = await PromptRegistry.open({ file: path.join(dir, 'traces.sqlite'), scope: 'ws' });
+      try {
+        for (let i = 0; i < TRIES; i++) {
+          fs.rmSync(file(), { force: true });
+          fs.rmSync(path.join(dir, 'triage.jsonl'), { force: true });
+          const saved = [saveRant(dir, { text: `first ${i}`, project: 'one', session: null }, sameMillisecond), saveRant(dir, { text: `second ${i}`, project: 'two', session: null }, sameMillisecond)];
+          const decisions = saved.map((r) => JSON.stringify({ v: 1, rant: r.id, ts: sameMillisecond().toISOString(), class: 'agent-behaviour', duplicateOf: null, status: 'routed-to-prompt', source: 'model' }));
+          fs.writeFileSync(path.join(dir, 'triage.jsonl'), `${decisions.join('\n')}\n`);
+          assert.deepEqual((await gatherEvidence(dir, registry)).rants, [`first ${i}`, `second ${i}`], `try ${i}`);
+        }
+      } finally {
+        registry.close();
+      }
+    });
   });
 });

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -32,6 +32,12 @@ describe('a hostile test.sh written by the model: each trap works without the sa
   let port = 0;
   const received: string[] = [];
   const runs: Partial<Record<'off' | 'required', Outcome>> = {};
+  // As root (CI): traps on what only uid 0 reaches, and a host service under /var.
+  const root = process.getuid?.() === 0;
+  const keyringSecret = `keyring-secret-${id}`;
+  const hostPlaces: { varDir?: string; etcDir?: string; socket?: net.Server } = {};
+  const varSocket = (): string => path.join(hostPlaces.varDir ?? '/nonexistent', 'service.sock');
+  const rootKey = (): string => path.join(hostPlaces.etcDir ?? '/nonexistent', 'server.key');
 
   interface Outcome {
     readonly result: CliResult;
@@ -55,15 +61,30 @@ describe('a hostile test.sh written by the model: each trap works without the sa
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as net.AddressInfo).port;
     fs.writeFileSync(homeMarker, `HOME-SECRET-${id}\n`);
+    if (root) await plantHostPlaces();
     for (const mode of ['off', 'required'] as const) runs[mode] = await attack(mode);
   });
   after(() => {
     server?.close();
+    hostPlaces.socket?.close();
+    for (const dir of [hostPlaces.varDir, hostPlaces.etcDir]) if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
     built?.remove();
     fs.rmSync(homeMarker, { force: true });
     fs.rmSync(homeWrite, { force: true });
     removeTempDirs();
   });
+
+  /** A socket any uid may connect to under /var, and a key file only root may read under /etc. */
+  async function plantHostPlaces(): Promise<void> {
+    hostPlaces.varDir = fs.mkdtempSync(path.join('/var/lib', 'candor-test-'));
+    hostPlaces.etcDir = fs.mkdtempSync(path.join('/etc', 'candor-test-'));
+    for (const dir of [hostPlaces.varDir, hostPlaces.etcDir]) fs.chmodSync(dir, 0o755);
+    fs.writeFileSync(rootKey(), `ROOT-ONLY-${id}\n`, { mode: 0o600 });
+    const socket = net.createServer((connection) => connection.on('error', () => undefined).end(`VAR-SERVICE-${id}\n`));
+    hostPlaces.socket = socket;
+    await new Promise<void>((resolve) => socket.listen(varSocket(), resolve));
+    fs.chmodSync(varSocket(), 0o777);
+  }
 
   /** Lines the attack printed, over run_tests and the gate. */
   const said = (mode: 'off' | 'required', what: string): string[] => (runs[mode]?.result.stdout ?? '').split('\n').filter((line) => line.startsWith(`ATTACK ${what}:`));
@@ -92,10 +113,27 @@ describe('a hostile test.sh written by the model: each trap works without the sa
       { name: 'run_tests', arguments: {} },
     ])));
     const args = ['evolve', '--repository', ws, '--data-dir', dataDir, '--scenario', scenario, '--test-command', 'sh test.sh', '--setup-command', 'sh setup.sh', '--timeout-seconds', '30', '--sandbox', mode];
-    const result = await runCli(built.cli, args, { OPENAI_API_KEY: key });
+    const result = root ? await runCliWithKey(built.cli, args, { OPENAI_API_KEY: key }) : await runCli(built.cli, args, { OPENAI_API_KEY: key });
     const homeWritten = fs.existsSync(homeWrite);
     fs.rmSync(homeWrite, { force: true });
     return { result, record: readRuns(dataDir)[0], ws, clone: repoPaths(dataDir, ws).scratch, marks, received: received.slice(before), homeWritten };
+  }
+
+  /**
+   * The CLI in a session keyring of its own that holds one key, as a
+   * Kerberos cache would: the keyring trap never touches the keyring of
+   * whoever runs the tests.
+   */
+  function runCliWithKey(cli: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+    const script = 'keyctl add user candor-attack-key "$KEYRING_SECRET" @s > /dev/null && unset KEYRING_SECRET && exec "$@"';
+    return new Promise((resolve) => {
+      const child = spawn('keyctl', ['session', '-', 'sh', '-c', script, 'sh', process.execPath, cli, ...args], { env: { ...process.env, ...env, KEYRING_SECRET: keyringSecret }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
   }
 
   /** Shell lines that connect to the test's port and send `messageExpression` (JavaScript). */
@@ -129,6 +167,14 @@ describe('a hostile test.sh written by the model: each trap works without the sa
       '# hooks and fsmonitor for the git Candor runs after the gate',
       `printf '#!/bin/sh\\necho hook >> ${marks}/hook-ran\\n' > .git/hooks/post-checkout 2>/dev/null && chmod +x .git/hooks/post-checkout && echo "ATTACK hook: done"`,
       `printf '#!/bin/sh\\necho fsmonitor >> ${marks}/fsmonitor-ran\\nexit 1\\n' > .git/fsmonitor.sh 2>/dev/null && chmod +x .git/fsmonitor.sh && git config core.fsmonitor "$PWD/.git/fsmonitor.sh" 2>/dev/null && echo "ATTACK fsmonitor: done"`,
+      '# what only root reaches: kernel settings (opened, never written), the session keyring, root-only files; and a host service under /var',
+      "( exec 3>>/proc/sys/kernel/core_pattern ) 2>/dev/null && echo 'ATTACK core_pattern-open: done'",
+      "( exec 3>>/proc/sys/vm/swappiness ) 2>/dev/null && echo 'ATTACK swappiness-open: done'",
+      'keyctl pipe "$(keyctl search @s user candor-attack-key 2>/dev/null)" 2>/dev/null | sed "s/^/ATTACK keyring: /"; echo',
+      `cat ${rootKey()} 2>/dev/null | sed 's/^/ATTACK root-file: /'`,
+      `node -e "require('net').connect('${varSocket()}').on('data', (d) => { console.log('ATTACK var-socket: ' + d.toString().trim()); process.exit(0); }).on('error', () => process.exit(0))"`,
+      "unshare -n true 2>/dev/null && echo 'ATTACK unshare: done'",
+      'echo "ATTACK uid: $(id -u)"',
       '# the network',
       connect('connect', "'TEST'"),
       'node test.js',
@@ -145,6 +191,23 @@ describe('a hostile test.sh written by the model: each trap works without the sa
     assert.ok(said('off', 'hook').length >= 1 && said('off', 'fsmonitor').length >= 1, 'hook and fsmonitor planted');
     assert.ok(said('off', 'connect').filter((line) => line.endsWith('done')).length >= 2, 'run_tests and the gate connected');
     assert.deepEqual(off.received.filter((m) => m.startsWith('SETUP')), ['SETUP {"lockfileVersion": 3}', 'SETUP {"lockfileVersion": 3, "changed": true}']);
+  });
+
+  it('as root, the trap runs: with the sandbox off the script opened kernel settings for writing, read the keyring and a root-only file, reached a service under /var and made a namespace', function () {
+    if (!root) this.skip();
+    for (const what of ['core_pattern-open', 'swappiness-open', 'unshare']) assert.equal(said('off', what).length, 2, what);
+    assert.deepEqual(said('off', 'keyring'), [`ATTACK keyring: ${keyringSecret}`, `ATTACK keyring: ${keyringSecret}`]);
+    assert.deepEqual(said('off', 'root-file'), [`ATTACK root-file: ROOT-ONLY-${id}`, `ATTACK root-file: ROOT-ONLY-${id}`]);
+    assert.deepEqual(said('off', 'var-socket'), [`ATTACK var-socket: VAR-SERVICE-${id}`, `ATTACK var-socket: VAR-SERVICE-${id}`]);
+    assert.deepEqual(said('off', 'uid'), ['ATTACK uid: 0', 'ATTACK uid: 0']);
+  });
+
+  it('as root, the sandbox held: the script ran as the gate uid, and none of that worked', function () {
+    if (!root) this.skip();
+    assert.deepEqual(said('required', 'uid'), ['ATTACK uid: 64999', 'ATTACK uid: 64999']);
+    for (const what of ['core_pattern-open', 'swappiness-open', 'keyring', 'root-file', 'var-socket', 'unshare']) assert.deepEqual(said('required', what), [], what);
+    const boxed = runs.required as Outcome;
+    assert.ok(!boxed.result.stdout.includes(keyringSecret) && !JSON.stringify(boxed.record).includes(keyringSecret), 'the keyring secret reached neither the output nor the record');
   });
 
   it('the sandbox held: both runs of the script (run_tests and the gate) ran, and did none of it', () => {

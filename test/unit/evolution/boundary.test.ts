@@ -43,7 +43,7 @@ describe('evolution run: the boundary between the agent and the user\'s project'
     const record = await runEvolution(baseOptions(agent, dataDir, { repository: undefined, model: model.model() }), printer.io);
     assert.equal(record.outcome, 'triage-only', printer.text());
     assert.match(record.reason, /^1 code rant\(s\) wait for "candor\.evolution\.repository" \(user settings\)/);
-    assert.match(record.reason, /set "candor\.evolution\.repository" in your user settings to a local git checkout of the agent's own source/);
+    assert.match(record.reason, /set "candor\.evolution\.repository" to a local git checkout of the agent's own source.*It is a user setting: in a remote window .* it is on the Remote tab/);
     assert.equal(record.repository, null);
     assert.equal(record.sandbox, null);
     assert.deepEqual(printer.phases, ['triage', 'record']);

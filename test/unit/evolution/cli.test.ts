@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { readRuns } from '../../../src/core/evolution/record';
 import { rantStatuses } from '../../../src/core/evolution/triage';
 import { repoPaths } from '../../../src/core/evolution/paths';
-import { buildCli, runCli, type CliResult } from './cliHelpers';
+import { buildCli, runCli, runCliSlowReader, type CliResult } from './cliHelpers';
 import { git, greetPatch, loopScenario, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
 
 describe('CLI: node cli.js rant / evolve / take, end to end offline', function () {
@@ -118,5 +118,36 @@ describe('CLI: node cli.js rant / evolve / take, end to end offline', function (
     assert.equal(required.code, 0, required.stdout + required.stderr);
     assert.doesNotMatch(required.stdout, /warning: candor\.evolution\.sandbox/);
     assert.equal(readRuns(dataDir)[1]?.sandbox, 'bubblewrap');
+  });
+
+  it('a gate that prints 200 MiB into a slow pipe: what the reader is 8 MiB behind on is dropped and counted, the last lines arrive, memory stays bounded', async function () {
+    this.timeout(240_000);
+    // Tried: the change's gate prints 200 MiB while the CLI's stdout goes to a reader taking 64 KiB every 10 ms
+    // (for a few seconds, then it reads fast). 0.1.0 buffered all of it, then exited before the outcome line was out.
+    await run(['rant', 'The greeting is too short, it is a bug', '--data-dir', dataDir]);
+    const id = rantStatuses(dataDir)[0]?.rant.id ?? assert.fail('no rant');
+    const scenario = path.join(dataDir, 'scenario.json');
+    write(dataDir, 'scenario.json', JSON.stringify(loopScenario(triageAnswer([{ id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } })));
+    const line = 'abcdefghijklmnopqrstuvwxyz01234\n';
+    const total = 200 * 1024 * 1024;
+    // Only the changed tree prints: HEAD's gate stays small.
+    const testCommand = `node test.js && if grep -q "hello world" greet.js; then yes ${line.trim()} | head -c ${total}; fi`;
+    const result = await runCliSlowReader(
+      built.cli,
+      ['evolve', '--repository', ws, '--data-dir', dataDir, '--scenario', scenario, '--test-command', testCommand, '--timeout-seconds', '200', '--sandbox', 'off'],
+      { CANDOR_REPORT_PEAK_MEMORY: '1' },
+      { slowMs: 4000, line },
+    );
+    const said = result.tail.split('\n').filter((l) => `${l}\n` !== line).join('\n');
+    assert.equal(result.code, 0, `${said}\n${result.stderr}`);
+    assert.ok(result.notShown.length >= 1, 'a marker says output was left out');
+    const dropped = result.notShown.reduce((sum, n) => sum + n, 0);
+    assert.equal(result.lineCount * line.length + dropped, total, 'every byte of the gate was either shown or counted as not shown');
+    assert.ok(dropped > 0 && result.lineCount > 0);
+    assert.match(result.tail, /\ngate passed in [\d.]+ s[^\n]*\n/, 'the summary after the flood');
+    assert.match(result.tail, /\noutcome: shipped — rant \S+ addressed[^\n]*\n$/, 'the outcome line, last');
+    assert.equal(readRuns(dataDir)[0]?.outcome, 'shipped');
+    const peak = /^peak memory: VmHWM (\d+) kB$/m.exec(result.stderr)?.[1] ?? assert.fail(`no peak memory line: ${result.stderr}`);
+    assert.ok(Number(peak) * 1024 < 200e6, `peak resident memory ${peak} kB, over 200 MB`);
   });
 });

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -7,7 +7,7 @@ import { runEvolution } from '../../../src/core/evolution/pipeline';
 import { gateKey, markGated, readRuns } from '../../../src/core/evolution/record';
 import { rantStatuses, readDecisions } from '../../../src/core/evolution/triage';
 import { repoPaths } from '../../../src/core/evolution/paths';
-import { Printer, ScriptedModel, processesMatching, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
+import { Printer, ScriptedModel, callsScenario, processesMatching, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
 
 describe('evolution run: faults', () => {
   before(async function () {
@@ -227,6 +227,139 @@ describe('evolution run: faults', () => {
     assert.equal(record.outcome, 'error');
     assert.match(record.reason, /inside the agent's repository/);
     assert.deepEqual(snapshot(ws), before);
+  });
+});
+
+describe('evolution run: what a gate leaves behind, and where the agent repository keeps its git data', () => {
+  before(async function () {
+    await skipInsideEvolutionGate(this);
+  });
+  let model: ScriptedModel;
+  let ws: string;
+  let dataDir: string;
+
+  before(async () => {
+    model = await ScriptedModel.start();
+  });
+  after(async () => model?.close());
+  beforeEach(() => {
+    ws = workspaceRepo();
+    dataDir = tempDir('candor-data-');
+  });
+  afterEach(() => removeTempDirs());
+
+  const scratchDir = (): string => repoPaths(dataDir, ws).scratch;
+  const shipScenario = (id: string, to = 'hello world'): unknown => loopScenario(triageAnswer([{ id, class: 'agent-code' }]), { name: 'apply_patch', arguments: { patch: greetPatch(to) } });
+  /** HEAD passed before: only the change's gate runs. */
+  const markHeadGated = (commands: { testCommand: string; setupCommand?: string }): void => markGated(repoPaths(dataDir, ws).gated, git(ws, 'rev-parse', 'HEAD').trim(), gateKey(commands));
+  /** Every object id the repository holds, loose or packed. */
+  const objectIds = (repo: string): string[] => git(repo, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)').trim().split('\n').sort();
+
+  it('the agent repository is a linked worktree: the gate sees neither the main checkout nor its .git', async () => {
+    // Outside /tmp, which the sandbox empties anyway: only hiding the main checkout keeps it out of view.
+    const main = workspaceRepo();
+    const outside = tempDir('candor-main-', '/var/tmp');
+    fs.rmSync(outside, { recursive: true });
+    fs.renameSync(main, outside);
+    write(outside, 'untracked-secret.txt', 'the main checkout’s work in progress');
+    const linked = path.join(tempDir('candor-linked-'), 'linked');
+    git(outside, 'worktree', 'add', '-q', linked, '-b', 'side');
+    ws = linked;
+    const testCommand = `test ! -e '${outside}/untracked-secret.txt' && test ! -e '${outside}/.git/config' && node test.js`;
+    // The trap: from the host, the worktree's .git file leads to both.
+    assert.throws(() => execFileSync('/bin/sh', ['-c', testCommand], { cwd: linked, stdio: 'pipe' }), 'on the host the main checkout is there to read');
+
+    const r = rant(dataDir, 'The greeting is too short, a bug', 'linked');
+    model.use(shipScenario(r.id));
+    const printer = new Printer();
+    const record = await runEvolution(baseOptions(linked, dataDir, { model: model.model(), testCommand }), printer.io);
+    assert.equal(record.outcome, 'shipped', `${record.reason}\n${record.gate?.tail ?? ''}`);
+    assert.equal(record.sandbox, 'bubblewrap');
+    assert.match(printer.text(), /HEAD [0-9a-f]{12} has not passed the gate yet/, 'the HEAD gate ran the check too');
+  });
+
+  for (const [what, plant, says] of [
+    ['a FIFO', 'mkfifo package-lock.json', /package-lock\.json in the scratch clone is a FIFO/],
+    ['a folder', 'mkdir -p package-lock.json/inside', /package-lock\.json in the scratch clone is a folder/],
+  ] as const) {
+    it(`${what} named package-lock.json left by the tests: the run ends in an error naming it, releases its lock, and the next run starts clean`, async () => {
+      const testCommand = `node test.js && { [ -e package-lock.json ] || ${plant}; }`;
+      // The trap: what the script leaves, read as the host used to read a lock file (existsSync, then readFileSync), hangs or throws.
+      const plain = tempDir('candor-plain-');
+      execFileSync('/bin/sh', ['-c', plant], { cwd: plain });
+      const read = spawnSync(process.execPath, ['-e', `const f = 'package-lock.json'; if (require('fs').existsSync(f)) require('fs').readFileSync(f)`], { cwd: plain, timeout: 1500, encoding: 'utf8' });
+      assert.ok(read.signal === 'SIGTERM' || /EISDIR/.test(read.stderr), `the plain read hung or failed: ${read.signal} ${read.stderr}`);
+
+      const first = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
+      // The model's run_tests leaves it during the change phase (what HEAD's gate leaves is reset away before the change).
+      model.use(callsScenario(triageAnswer([{ id: first.id, class: 'agent-code' }]), [{ name: 'run_tests', arguments: {} }, { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }]));
+      const failed = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand }), new Printer().io);
+      assert.equal(failed.outcome, 'error', failed.reason);
+      assert.match(failed.reason, says);
+      assert.equal(fs.existsSync(repoPaths(dataDir, ws).lock), false, 'the lock is released');
+      assert.equal(fs.existsSync(path.join(scratchDir(), 'package-lock.json')), false, 'the clone was restored');
+
+      const second = rant(dataDir, 'Errors are not shown when the greeting fails', path.basename(ws));
+      model.use(shipScenario(second.id));
+      const next = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'node test.js' }), new Printer().io);
+      assert.equal(next.outcome, 'shipped', next.reason);
+    });
+  }
+
+  it('a node_modules/.bin planted by the tests (no lock file, a setup command) does not reach the next run', async () => {
+    const testCommand = "if [ -e node_modules/.bin/planted ]; then echo PLANTED-SURVIVED; exit 1; fi; node test.js && mkdir -p node_modules/.bin && echo 'echo evil' > node_modules/.bin/planted";
+    // The trap: the reset's old rule keeps the dependency folder whenever the setup stamp matches, and with no lock file it always does.
+    const plain = path.join(tempDir('candor-plain-'), 'clone');
+    git(path.dirname(plain), 'clone', '-q', ws, plain);
+    write(plain, 'node_modules/.bin/planted', 'echo evil');
+    git(plain, 'clean', '-ffdxq', '-e', 'node_modules');
+    assert.ok(fs.existsSync(path.join(plain, 'node_modules/.bin/planted')));
+
+    markHeadGated({ testCommand, setupCommand: 'true' });
+    const first = rant(dataDir, 'The greeting is too short, a bug', path.basename(ws));
+    model.use(shipScenario(first.id));
+    const options = baseOptions(ws, dataDir, { model: model.model(), testCommand, setupCommand: 'true' });
+    const planted = await runEvolution(options, new Printer().io);
+    assert.equal(planted.outcome, 'shipped', `${planted.reason}\n${planted.gate?.tail ?? ''}`);
+    const second = rant(dataDir, 'Errors are not shown when the greeting fails', path.basename(ws));
+    model.use(shipScenario(second.id, 'hello there'));
+    const record = await runEvolution(options, new Printer().io);
+    assert.equal(record.outcome, 'shipped', `${record.reason}\n${record.gate?.tail ?? ''}`);
+    assert.doesNotMatch(record.gate?.tail ?? '', /PLANTED-SURVIVED/);
+  });
+
+  it('a change over candor.evolution.maxChangedBytes, and one that fails the gate, are discarded with no blob left in the clone', async () => {
+    const testCommand = 'node test.js';
+    const big = 'q'.repeat(700_000);
+    const bigBlob = execFileSync('git', ['hash-object', '--stdin'], { input: big, encoding: 'utf8' }).trim();
+    // The trap: a plain clone that stages a change before measuring it keeps the blob after the change is thrown away.
+    const plain = path.join(tempDir('candor-plain-'), 'clone');
+    git(path.dirname(plain), 'clone', '-q', '--no-hardlinks', ws, plain);
+    write(plain, 'big-1.txt', big);
+    git(plain, 'add', '--all');
+    git(plain, 'reset', '-q', '--hard');
+    assert.ok(objectIds(plain).includes(bigBlob));
+
+    markHeadGated({ testCommand });
+    const r = rant(dataDir, 'The greeting should come with a long story', path.basename(ws));
+    model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
+      { name: 'write_file', arguments: { path: 'big-1.txt', content: big } },
+      { name: 'write_file', arguments: { path: 'big-2.txt', content: `${big}2` } },
+    ]));
+    const oversize = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand, maxChangedBytes: 1024 * 1024 }), new Printer().io);
+    assert.equal(oversize.outcome, 'discarded');
+    assert.match(oversize.reason, /^the change is too big: 1400001 changed bytes \(limit 1048576\)$/);
+    assert.deepEqual(objectIds(scratchDir()), objectIds(ws), 'the clone holds exactly the objects it was cloned with');
+
+    const again = rant(dataDir, 'Say bye instead', path.basename(ws));
+    model.use(callsScenario(triageAnswer([{ id: again.id, class: 'agent-code' }]), [
+      { name: 'write_file', arguments: { path: 'story.txt', content: `${big.slice(0, 100_000)}\n` } },
+      { name: 'apply_patch', arguments: { patch: greetPatch('bye') } },
+    ]));
+    const failing = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand }), new Printer().io);
+    assert.equal(failing.outcome, 'discarded');
+    assert.match(failing.reason, /fails the gate/);
+    assert.deepEqual(objectIds(scratchDir()), objectIds(ws), 'a change that failed its gate left nothing either');
   });
 });
 

@@ -39,21 +39,23 @@ describe('gate runner', () => {
     assert.equal(fs.existsSync(path.join(dir, 'never.txt')), false);
   });
 
-  it('the environment holds no API key, no CANDOR_* variable, no secret and no GIT_* redirection', async () => {
+  it('the environment is the allow-list: no API key, no CANDOR_* variable, no secret, no GIT_* redirection, no unlisted variable', async () => {
     const planted: Record<string, string> = {
       OPENAI_API_KEY: 'sk-from-env-1234',
       CANDOR_TOKEN: 'candor-secret',
       SOME_TOOL_AUTH: 'sk-passed-as-secret',
       GIT_DIR: '/somewhere/else/.git',
-      HARMLESS: 'kept',
+      HARMLESS: 'not-listed',
+      LISTED_BY_USER: 'kept',
     };
     const saved = Object.fromEntries(Object.keys(planted).map((key) => [key, process.env[key]]));
     Object.assign(process.env, planted);
     try {
-      const result = await runGate([{ name: 'test', command: 'env' }], boxed({ cwd: dir, timeoutMs: 10_000, secrets: ['sk-passed-as-secret'] }));
+      const result = await runGate([{ name: 'test', command: 'env' }], boxed({ cwd: dir, timeoutMs: 10_000, secrets: ['sk-passed-as-secret'], environment: ['LISTED_BY_USER'] }));
       assert.equal(result.passed, true);
-      for (const leaked of ['sk-from-env-1234', 'candor-secret', 'sk-passed-as-secret', 'GIT_DIR']) assert.ok(!result.tail.includes(leaked), leaked);
-      assert.match(result.tail, /HARMLESS=kept/);
+      for (const leaked of ['sk-from-env-1234', 'candor-secret', 'sk-passed-as-secret', 'GIT_DIR', 'HARMLESS']) assert.ok(!result.tail.includes(leaked), leaked);
+      assert.match(result.tail, /LISTED_BY_USER=kept/, 'a name in candor.evolution.environment is passed on');
+      assert.match(result.tail, /^CI=1$/m);
     } finally {
       for (const [key, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[key];

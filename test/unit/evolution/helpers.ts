@@ -33,8 +33,9 @@ export const FIXTURE_ENV: NodeJS.ProcessEnv = (() => {
   };
 })();
 
+/** Real git on a fixture; `safe.directory=*` because the gate hands the scratch clone's work tree to its own uid. */
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'init.defaultBranch=main', '-c', 'core.autocrlf=false', ...args], {
+  return execFileSync('git', ['-c', 'init.defaultBranch=main', '-c', 'core.autocrlf=false', '-c', 'safe.directory=*', ...args], {
     cwd,
     env: FIXTURE_ENV,
     encoding: 'utf8',

@@ -5,8 +5,10 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runGate, type GateOptions } from '../../../src/core/evolution/testGate';
-import { NO_SANDBOX, bubblewrapArgs, detectSandbox, isSandboxUnavailable, sandboxEnv, type Sandbox } from '../../../src/core/evolution/sandbox';
+import { NO_SANDBOX, detectSandbox, isSandboxUnavailable, sandboxEnv, type Sandbox } from '../../../src/core/evolution/sandbox';
+import { bubblewrapInvocation } from '../../../src/core/evolution/bubblewrap';
 import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
+import { gateRun, runWrapped } from './sandboxHelpers';
 
 /**
  * The sandbox on its own (docs/architecture.md, "Sandbox"). Each defence is
@@ -20,6 +22,7 @@ describe('sandbox: bubblewrap around every gate command', () => {
   let sandbox: Sandbox;
   let clone: string;
   const bwrap = (): string => (spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim() || assert.fail('bwrap is not installed: apt-get install bubblewrap'));
+  const setpriv = (): string => spawnSync('sh', ['-c', 'command -v setpriv'], { encoding: 'utf8' }).stdout.trim() || assert.fail('setpriv is not installed: apt-get install util-linux');
 
   before(async () => {
     sandbox = await requiredSandbox();
@@ -59,6 +62,40 @@ describe('sandbox: bubblewrap around every gate command', () => {
       assert.equal(refused.cause, 'refused');
       assert.match(refused.message, /No permissions to create new namespace/);
       assert.match(refused.message, /candor\.evolution\.sandbox/);
+    });
+
+    it('as root: setpriv missing is unavailable, naming util-linux', async function () {
+      if (process.getuid?.() !== 0) this.skip();
+      const missing = await detectSandbox('required', { setprivPath: path.join(tempDir('candor-nosetpriv-'), 'setpriv') });
+      assert.ok(isSandboxUnavailable(missing));
+      assert.equal(missing.cause, 'missing');
+      assert.match(missing.message, /setpriv/);
+      assert.match(missing.message, /util-linux/);
+    });
+
+    it("as root: a sandboxUid an account of this machine has is refused before any command (the gate would get that account's files)", async function () {
+      if (process.getuid?.() !== 0) this.skip();
+      // uid 1 is "daemon" on Debian; any account of /etc/passwd other than root does.
+      const account = fs.readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => fields[2] !== undefined && fields[2] !== '0' && fields[2] !== '65534');
+      assert.ok(account !== undefined, 'an account to collide with');
+      const refused = await detectSandbox('required', { sandboxUid: Number(account[2]) });
+      assert.ok(isSandboxUnavailable(refused));
+      assert.equal(refused.cause, 'refused');
+      assert.match(refused.message, new RegExp(`uid ${account[2]} .*belongs to the account "${account[0]}"`));
+      assert.match(refused.message, /candor\.evolution\.sandboxUid/);
+      for (const bad of [0, -5, 65534, 1.5]) assert.equal((await detectSandbox('required', { sandboxUid: bad })).kind, 'unavailable', String(bad));
+    });
+
+    it('as root: when the switch to the gate uid fails inside the sandbox, detection says refused, with the words of the failure', async function () {
+      if (process.getuid?.() !== 0) this.skip();
+      // A setpriv outside every folder the sandbox shows cannot start in it.
+      const fake = path.join(tempDir('candor-fakesetpriv-'), 'setpriv');
+      fs.writeFileSync(fake, '#!/bin/sh\nexec "$@"\n', { mode: 0o755 });
+      const refused = await detectSandbox('required', { setprivPath: fake });
+      assert.ok(isSandboxUnavailable(refused));
+      assert.equal(refused.cause, 'refused');
+      assert.match(refused.message, /running as uid 64999 \(candor\.evolution\.sandboxUid\)/);
+      assert.match(refused.message, /setpriv|No such file/);
     });
 
     it('Windows has no sandbox: "required" is unavailable, naming the setting', async () => {
@@ -111,22 +148,27 @@ describe('sandbox: bubblewrap around every gate command', () => {
     }
   });
 
-  it('binds toolchains under the home back read-only, after hiding the home', () => {
+  it('binds toolchains under the home back read-only; nothing else of the home is there', async () => {
     const home = tempDir('candor-fakehome-');
     write(home, '.nvm/versions/node/bin/tool', '#!/bin/sh\necho TOOL-RAN\n');
     fs.chmodSync(path.join(home, '.nvm/versions/node/bin/tool'), 0o755);
     write(home, '.ssh/id_rsa', 'PRIVATE-KEY\n');
     // A PATH entry under the home that holds a data folder is not bound back: the data folder stays hidden.
     write(home, 'editor/data/evolution.jsonl', 'DATA-SECRET\n');
-    const throwaway = tempDir('candor-throwaway-');
-    const run = { cwd: clone, home: path.join(throwaway, 'h'), tmp: throwaway, hidden: [path.join(home, 'editor/data')], network: false, depsWritable: false };
-    const args = bubblewrapArgs(run, home, { PATH: `/usr/bin:/bin:${path.join(home, 'editor')}` });
-    fs.mkdirSync(path.join(throwaway, 'h'));
-    assert.ok(args.indexOf(home) < args.indexOf(path.join(home, '.nvm')), 'the tmpfs over the home comes before the bind beneath it');
-    const result = spawnSync(bwrap(), [...args, '--', '/bin/sh', '-c', `${home}/.nvm/versions/node/bin/tool; cat ${home}/.ssh/id_rsa ${home}/editor/data/evolution.jsonl; echo x > ${home}/.nvm/new && echo TOOLCHAIN-WRITTEN; echo end`], { encoding: 'utf8' });
-    assert.match(result.stdout, /TOOL-RAN/);
+    const script = `${home}/.nvm/versions/node/bin/tool; cat ${home}/.ssh/id_rsa ${home}/editor/data/evolution.jsonl; echo x > ${home}/.nvm/new && echo TOOLCHAIN-WRITTEN; echo "HOME-HOLDS: $(ls -A ${home} | tr '\\n' ' ')"; echo end`;
+    const trap = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
+    assert.match(trap.stdout, /PRIVATE-KEY[\s\S]*DATA-SECRET[\s\S]*TOOLCHAIN-WRITTEN/, 'the trap: a plain shell reads and writes all of it');
+    fs.rmSync(path.join(home, '.nvm/new'));
+
+    const user = sandbox.user;
+    const run = await gateRun(user, { hidden: [path.join(home, 'editor/data')] });
+    const invocation = bubblewrapInvocation(bwrap(), script, run, { home, env: { PATH: `/usr/bin:/bin:${path.join(home, 'editor')}` }, userSwitch: user !== undefined ? { user, setpriv: setpriv() } : undefined });
+    const result = runWrapped(invocation, { cwd: run.cwd });
+    assert.match(result.stdout, /TOOL-RAN/, result.stderr);
     assert.doesNotMatch(result.stdout, /PRIVATE-KEY|DATA-SECRET|TOOLCHAIN-WRITTEN/);
+    assert.match(result.stdout, /HOME-HOLDS: \.nvm \n/, 'of the home, only the toolchain');
     assert.match(result.stdout, /end/);
+    assert.equal(fs.existsSync(path.join(home, '.nvm/new')), false);
   });
 
   it('sees only its own processes, and root-owned secrets are masked', async () => {
@@ -161,6 +203,16 @@ describe('sandbox: bubblewrap around every gate command', () => {
     const tail = await gate('echo test > node_modules/dep/index.js 2>/dev/null || echo REFUSED');
     assert.match(tail, /REFUSED/);
     assert.equal(fs.readFileSync(path.join(clone, 'node_modules/dep/index.js'), 'utf8'), 'setup\n');
+  });
+
+  it('what every command sees read-only (for the toolchain variables of its environment): system folders and node, not the home, /var or a hidden folder', () => {
+    for (const dir of ['/usr/lib', '/etc', path.dirname(process.execPath)]) assert.equal(sandbox.isVisible(dir), true, dir);
+    for (const dir of [os.homedir(), path.join(os.homedir(), '.ssh'), '/var/lib', '/srv', tempDir('candor-elsewhere-')]) assert.equal(sandbox.isVisible(dir), false, dir);
+    if (fs.existsSync('/opt')) {
+      assert.equal(sandbox.isVisible('/opt/candor-data'), true);
+      assert.equal(sandbox.isVisible('/opt/candor-data', ['/opt/candor-data']), false, 'hidden by the run');
+    }
+    assert.equal(NO_SANDBOX.isVisible('/var/lib'), true, 'without a sandbox everything is');
   });
 
   it("the environment: Candor's secrets out, HOME and TMPDIR the throwaway pair, no agent sockets", () => {

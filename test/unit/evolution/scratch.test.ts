@@ -1,10 +1,13 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isUnsafeFile } from '../../../src/core/boundedRead';
 import { checkScratchPath, cloneIntoScratch, scratchGit, type Scratch } from '../../../src/core/evolution/scratchGit';
-import { prepareScratch, setupInputsMatch, setupIsCurrent, setupPlan, setupStampFile, writeSetupStamp } from '../../../src/core/evolution/scratch';
+import { prepareScratch, resetTo, setupInputsMatch, setupIsCurrent, setupPlan, setupStampFile, writeSetupStamp } from '../../../src/core/evolution/scratch';
+import { DEFAULT_MAX_CHANGED_BYTES, keepChange, measureChange, stagingDir } from '../../../src/core/evolution/measure';
 import { repoId, repoPaths } from '../../../src/core/evolution/paths';
-import { git, removeTempDirs, snapshot, tempDir, workspaceRepo, write } from './helpers';
+import { FIXTURE_ENV, git, removeTempDirs, snapshot, tempDir, workspaceRepo, write } from './helpers';
 
 const refusedOutside = (err: unknown): boolean => (err as { kind?: string }).kind === 'outside-scratch';
 
@@ -108,16 +111,19 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     assert.equal(git(scratch.dir, 'rev-parse', 'HEAD').trim(), head);
   });
 
-  it('setup: the command given, else the install the lock file implies, else none', () => {
+  it('setup: the command given, else the install the lock file implies, else none', async () => {
     const dir = tempDir('candor-locks-');
-    assert.equal(setupPlan(dir, ''), undefined);
-    assert.equal(setupPlan(dir, 'make deps')?.command, 'make deps');
+    assert.equal(await setupPlan(dir, ''), undefined);
+    assert.equal((await setupPlan(dir, 'make deps'))?.command, 'make deps');
     for (const [file, command] of [['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'], ['yarn.lock', 'yarn install --frozen-lockfile'], ['package-lock.json', 'npm ci']]) {
       write(dir, file, 'lock');
-      assert.equal(setupPlan(dir, '')?.command, command);
-      assert.equal(setupPlan(dir, '')?.lockFile, file);
+      assert.equal((await setupPlan(dir, ''))?.command, command);
+      assert.equal((await setupPlan(dir, ''))?.lockFile, file);
     }
-    assert.equal(setupPlan(dir, 'make deps')?.command, 'make deps', 'the setting wins over the lock file');
+    assert.equal((await setupPlan(dir, 'make deps'))?.command, 'make deps', 'the setting wins over the lock file');
+    const before = (await setupPlan(dir, ''))?.stamp;
+    write(dir, 'package.json', '{"scripts": {"postinstall": "node plant.js"}}\n');
+    assert.notEqual((await setupPlan(dir, ''))?.stamp, before, 'the stamp covers the manifest too, not only the lock file');
   });
 
   it('dependencies survive the per-run clean while the lock file is unchanged, and go when it changes', async () => {
@@ -128,10 +134,10 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
     const stamp = setupStampFile(scratch);
     assert.equal(path.dirname(stamp), path.dirname(scratch.dir), 'the stamp lives beside the clone, not in it');
-    assert.equal(setupIsCurrent(scratch.dir, '', stamp), false, 'never installed');
+    assert.equal(await setupIsCurrent(scratch.dir, '', stamp), false, 'never installed');
     write(scratch.dir, 'node_modules/dep/index.js', 'installed');
-    writeSetupStamp(stamp, setupPlan(scratch.dir, '') ?? assert.fail('plan'));
-    assert.equal(setupIsCurrent(scratch.dir, '', stamp), true);
+    await writeSetupStamp(scratch, (await setupPlan(scratch.dir, '')) ?? assert.fail('plan'));
+    assert.equal(await setupIsCurrent(scratch.dir, '', stamp), true);
     assert.equal(git(scratch.dir, 'status', '--porcelain').trim(), '', 'node_modules is excluded from changes');
 
     await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
@@ -141,8 +147,8 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     git(ws, 'commit', '-qam', 'lock changed');
     await prepareScratch({ dataDir, repositoryRoot: ws, head: git(ws, 'rev-parse', 'HEAD').trim(), setupCommand: '' });
     assert.equal(fs.existsSync(path.join(scratch.dir, 'node_modules')), false, 'cleaned: the lock file changed');
-    assert.equal(setupIsCurrent(scratch.dir, '', stamp), false);
-    assert.equal(setupIsCurrent(scratch.dir, 'other command', stamp), false);
+    assert.equal(await setupIsCurrent(scratch.dir, '', stamp), false);
+    assert.equal(await setupIsCurrent(scratch.dir, 'other command', stamp), false);
   });
 
   it("setup inputs match HEAD only while the manifest, lock file and package settings are HEAD's bytes", async () => {
@@ -179,6 +185,265 @@ describe('scratch git: only ever inside <dataDir>/scratch/', () => {
     assert.equal(repoPaths(dataDir, ws).scratch, path.join(dataDir, 'scratch', repoId(ws)));
   });
 });
+
+describe('scratch clone: a clean start for every run, whatever the last run left', () => {
+  let dataDir: string;
+  let ws: string;
+  beforeEach(() => {
+    dataDir = tempDir('candor-data-');
+    ws = workspaceRepo({ 'lib/util.js': 'module.exports = 1;\n' });
+  });
+  afterEach(() => removeTempDirs());
+
+  const head = (): string => git(ws, 'rev-parse', 'HEAD').trim();
+  const prepare = (setupCommand = ''): ReturnType<typeof prepareScratch> => prepareScratch({ dataDir, repositoryRoot: ws, head: head(), setupCommand });
+
+  it('a FIFO named package-lock.json (and one in a tracked folder): a plain read hangs and git clean leaves them; the reset removes them, reading nothing', async () => {
+    const { scratch } = await prepare();
+    const fifo = path.join(scratch.dir, 'package-lock.json');
+    const deep = path.join(scratch.dir, 'lib', 'pipe');
+    execFileSync('mkfifo', [fifo, deep]);
+    // The traps: a plain read waits for a writer forever (killed here by the timeout), and git does not list a FIFO, so git clean keeps it.
+    assert.equal(spawnSync(process.execPath, ['-e', `require('fs').readFileSync(${JSON.stringify(fifo)})`], { timeout: 1500 }).signal, 'SIGTERM');
+    git(scratch.dir, 'clean', '-ffdxq');
+    assert.ok(fs.lstatSync(fifo).isFIFO() && fs.lstatSync(deep).isFIFO(), 'git clean left both FIFOs');
+    // While the FIFO is there, planning setup refuses it by name instead of hanging.
+    await assert.rejects(setupPlan(scratch.dir, ''), (err: unknown) => isUnsafeFile(err) && /^package-lock\.json in the scratch clone is a FIFO/.test(err.message));
+
+    const again = await prepare();
+    assert.equal(again.cloned, false);
+    assert.equal(fs.existsSync(fifo), false);
+    assert.equal(fs.existsSync(deep), false);
+    assert.equal(git(scratch.dir, 'status', '--porcelain', '--ignored').trim(), '');
+    assert.equal(await setupPlan(scratch.dir, ''), undefined, 'no lock file: no setup');
+  });
+
+  it('a folder named package-lock.json, untracked or in place of the tracked file: refused by name while there, gone after the reset', async () => {
+    write(ws, 'yarn.lock', '# yarn lockfile v1\n');
+    git(ws, 'add', '-A');
+    git(ws, 'commit', '-qm', 'yarn lock');
+    const { scratch } = await prepare();
+    fs.mkdirSync(path.join(scratch.dir, 'package-lock.json', 'inside'), { recursive: true });
+    fs.rmSync(path.join(scratch.dir, 'yarn.lock'));
+    write(scratch.dir, 'yarn.lock/nested.txt', 'a folder where the tracked lock file was');
+    // The trap: a plain read of the name fails, and would fail every later run the same way.
+    assert.throws(() => fs.readFileSync(path.join(scratch.dir, 'package-lock.json')), /EISDIR/);
+    await assert.rejects(setupPlan(scratch.dir, ''), (err: unknown) => isUnsafeFile(err) && /is a folder/.test(err.message));
+
+    await prepare();
+    assert.equal(fs.existsSync(path.join(scratch.dir, 'package-lock.json')), false);
+    assert.equal(fs.readFileSync(path.join(scratch.dir, 'yarn.lock'), 'utf8'), '# yarn lockfile v1\n');
+    assert.equal((await setupPlan(scratch.dir, ''))?.lockFile, 'yarn.lock');
+  });
+
+  it('a symlink from the lock file to /dev/zero is refused by name and never read; the reset removes it', async () => {
+    const { scratch } = await prepare();
+    const link = path.join(scratch.dir, 'package-lock.json');
+    fs.symlinkSync('/dev/zero', link);
+    // The trap: a read through the link goes on past any cap (stopped here after 2 MiB).
+    const fd = fs.openSync(link, 'r');
+    try {
+      assert.equal(fs.readSync(fd, Buffer.alloc(2 * 1024 * 1024), 0, 2 * 1024 * 1024, null), 2 * 1024 * 1024);
+    } finally {
+      fs.closeSync(fd);
+    }
+    await assert.rejects(setupPlan(scratch.dir, ''), (err: unknown) => isUnsafeFile(err) && /^package-lock\.json in the scratch clone is a symbolic link/.test(err.message));
+    await prepare();
+    assert.equal(fs.existsSync(link), false);
+  });
+
+  it('a clone that cannot be reset (its index made a folder) is cloned afresh by the next run', async () => {
+    const { scratch } = await prepare();
+    fs.rmSync(path.join(scratch.dir, '.git', 'index'));
+    fs.mkdirSync(path.join(scratch.dir, '.git', 'index', 'x'), { recursive: true });
+    // The trap: git cannot work in it any more.
+    assert.throws(() => git(scratch.dir, 'checkout', '--force', '--detach', head()));
+    const again = await prepare();
+    assert.equal(again.cloned, true);
+    assert.equal(git(scratch.dir, 'status', '--porcelain', '--ignored').trim(), '');
+  });
+
+  it('no lock file: a node_modules/.bin planted by a gate does not survive the reset, even with a setup command and a stamp that matches', async () => {
+    const { scratch } = await prepare('true');
+    write(scratch.dir, 'node_modules/.bin/planted', '#!/bin/sh\necho planted\n');
+    await writeSetupStamp(scratch, (await setupPlan(scratch.dir, 'true')) ?? assert.fail('plan'));
+    // The trap: the reset's old rule (clean everything but node_modules while the stamp matches) keeps it.
+    const copy = path.join(tempDir('candor-old-rule-'), 'copy');
+    fs.cpSync(scratch.dir, copy, { recursive: true });
+    git(copy, 'clean', '-ffdxq', '-e', 'node_modules');
+    assert.ok(fs.existsSync(path.join(copy, 'node_modules/.bin/planted')), 'the old rule keeps the planted file');
+
+    await prepare('true');
+    assert.equal(fs.existsSync(path.join(scratch.dir, 'node_modules')), false);
+    assert.equal(await setupIsCurrent(scratch.dir, 'true', setupStampFile(scratch)), false, 'setup runs again');
+  });
+
+  it('with a lock file: only the folder setup filled on an unchanged clone is kept; a nested node_modules never is; one filled while the clone held a change goes', async () => {
+    write(ws, 'package-lock.json', '{"lockfileVersion": 3}\n');
+    git(ws, 'add', '-A');
+    git(ws, 'commit', '-qm', 'lock');
+    const { scratch } = await prepare();
+    const plan = (await setupPlan(scratch.dir, '')) ?? assert.fail('plan');
+    write(scratch.dir, 'node_modules/dep/index.js', 'installed by setup');
+    await writeSetupStamp(scratch, plan);
+    write(scratch.dir, 'lib/node_modules/.bin/planted', 'not setup');
+    await prepare();
+    assert.ok(fs.existsSync(path.join(scratch.dir, 'node_modules/dep/index.js')), 'kept: setup filled it for this lock file, on a clean clone');
+    assert.equal(fs.existsSync(path.join(scratch.dir, 'lib/node_modules')), false, 'the exception is the top-level folder only');
+
+    // Setup that ran while the clone held the model's change (a script the manifest runs, say) filled the folder with that change's choice.
+    write(scratch.dir, 'lib/util.js', 'module.exports = "changed by the model";\n');
+    write(scratch.dir, 'node_modules/.bin/planted', 'filled by setup of the change');
+    await writeSetupStamp(scratch, plan);
+    assert.equal(await setupIsCurrent(scratch.dir, '', setupStampFile(scratch)), true, 'within the run, setup need not run again');
+    await prepare();
+    assert.equal(fs.existsSync(path.join(scratch.dir, 'node_modules')), false, 'the next run does not inherit it');
+  });
+
+  it('a source that borrows objects (--shared): the clone copies them (--dissociate) and borrows nothing; an old clone that borrows is made afresh', async () => {
+    const shared = path.join(tempDir('candor-shared-'), 'shared');
+    git(path.dirname(shared), 'clone', '-q', '--shared', ws, shared);
+    const alternates = (repo: string): string => path.join(repo, '.git', 'objects', 'info', 'alternates');
+    // The trap: a local clone without --dissociate passes the source's alternates on.
+    const plain = path.join(tempDir('candor-plain-'), 'plain');
+    git(path.dirname(plain), 'clone', '-q', '--no-hardlinks', '--no-checkout', shared, plain);
+    assert.equal(fs.readFileSync(alternates(plain), 'utf8').trim(), path.join(ws, '.git', 'objects'));
+
+    const sharedHead = git(shared, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: shared, head: sharedHead, setupCommand: '' });
+    assert.equal(fs.existsSync(alternates(scratch.dir)), false);
+    // With the borrowed objects out of reach, the clone still has all of its own.
+    fs.renameSync(path.join(ws, '.git', 'objects'), path.join(ws, '.git', 'objects-away'));
+    try {
+      git(scratch.dir, 'fsck', '--no-dangling', '--connectivity-only');
+      assert.equal(git(scratch.dir, 'rev-parse', 'HEAD').trim(), sharedHead);
+    } finally {
+      fs.renameSync(path.join(ws, '.git', 'objects-away'), path.join(ws, '.git', 'objects'));
+    }
+    fs.writeFileSync(alternates(scratch.dir), `${path.join(ws, '.git', 'objects')}\n`);
+    const again = await prepareScratch({ dataDir, repositoryRoot: shared, head: sharedHead, setupCommand: '' });
+    assert.equal(again.cloned, true, 'a clone that borrows is made afresh');
+    assert.equal(fs.existsSync(alternates(scratch.dir)), false);
+  });
+
+  it('a linked worktree as the agent repository: the clone is made from it, at its HEAD', async () => {
+    const linked = path.join(tempDir('candor-linked-'), 'linked');
+    git(ws, 'worktree', 'add', '-q', linked, '-b', 'side');
+    write(linked, 'greet.js', "module.exports = () => 'hello from the worktree';\n");
+    git(linked, 'commit', '-qam', 'on the side branch');
+    const linkedHead = git(linked, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: linked, head: linkedHead, setupCommand: '' });
+    assert.equal(git(scratch.dir, 'rev-parse', 'HEAD').trim(), linkedHead);
+    assert.equal(fs.readFileSync(path.join(scratch.dir, 'greet.js'), 'utf8'), "module.exports = () => 'hello from the worktree';\n");
+    assert.ok(fs.statSync(path.join(scratch.dir, '.git')).isDirectory(), 'a clone of its own, not another worktree');
+  });
+
+  it("a work tree owned by the gate's uid: plain git refuses it as dubious, Candor's git (safe.directory) works on", async () => {
+    const { scratch } = await prepare();
+    const chownTree = (uid: number): void => {
+      for (const entry of fs.readdirSync(scratch.dir, { recursive: true }) as string[]) {
+        if (entry === '.git' || entry.startsWith(`.git${path.sep}`)) continue;
+        fs.lchownSync(path.join(scratch.dir, entry), uid, uid);
+      }
+      fs.chownSync(scratch.dir, uid, uid);
+    };
+    chownTree(64999);
+    assert.equal(fs.statSync(path.join(scratch.dir, '.git')).uid, 0, '.git stays root-owned');
+    // The trap: git as root refuses a repository whose work tree another user owns.
+    assert.throws(() => execFileSync('git', ['status', '--porcelain'], { cwd: scratch.dir, env: FIXTURE_ENV, stdio: 'pipe' }), /dubious ownership/);
+    assert.equal((await scratchGit(scratch, ['status', '--porcelain'])).trim(), '');
+    write(scratch.dir, 'junk.txt', 'left by the gate');
+    await prepare();
+    assert.equal(fs.existsSync(path.join(scratch.dir, 'junk.txt')), false);
+  });
+});
+
+describe('measuring a change: bytes checked before git stores anything, no blob kept of a change that does not ship', () => {
+  let dataDir: string;
+  let ws: string;
+  beforeEach(() => {
+    dataDir = tempDir('candor-data-');
+    ws = workspaceRepo();
+  });
+  afterEach(() => removeTempDirs());
+
+  const objects = (repo: string): string => git(repo, 'count-objects', '-v');
+  const twoMiB = 'y'.repeat(2 * 1024 * 1024);
+
+  it('a 2 MiB file over a 1 MiB limit: refused from its size, and the object store does not grow (plain `git add` would keep its blob)', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    // The trap: `git add --all` before the size check stores the blob, and discarding the change leaves it.
+    const plain = path.join(tempDir('candor-plain-'), 'plain');
+    git(path.dirname(plain), 'clone', '-q', '--no-hardlinks', ws, plain);
+    const plainBefore = objects(plain);
+    write(plain, 'big.bin', twoMiB);
+    git(plain, 'add', '--all');
+    git(plain, 'reset', '-q', '--hard');
+    assert.notEqual(objects(plain), plainBefore, 'the discarded blob stays in a plain clone');
+
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
+    const before = objects(scratch.dir);
+    write(scratch.dir, 'big.bin', twoMiB);
+    write(scratch.dir, 'greet.js', "module.exports = () => 'hello big';\n");
+    const size = await measureChange(scratch, head, { maxBytes: DEFAULT_MAX_CHANGED_BYTES, maxFiles: 10 });
+    assert.equal(size.staged, false);
+    assert.equal(size.files, 2);
+    assert.match(size.staged ? '' : size.reason, /^the change is too big: 2097\d{3} changed bytes \(limit 1048576\)$/);
+    assert.match(size.diffstat, /big\.bin \| 2097152 bytes/);
+    assert.equal(objects(scratch.dir), before, 'nothing was stored');
+    await resetTo(scratch, head, '');
+    assert.equal(objects(scratch.dir), before);
+    assert.equal(fs.existsSync(stagingDir(scratch)), false);
+  });
+
+  it('too many files is refused before staging too', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
+    for (let i = 0; i < 12; i++) write(scratch.dir, `many/f${i}.txt`, `${i}\n`);
+    const size = await measureChange(scratch, head, { maxBytes: DEFAULT_MAX_CHANGED_BYTES, maxFiles: 10 });
+    assert.equal(size.staged ? '' : size.reason, 'the change is too big: 12 changed files (limit 10)');
+  });
+
+  it('a change within the limits is staged apart: discarded, its objects go with the reset; kept, they move into the clone and a commit can be made', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
+    const before = objects(scratch.dir);
+    const content = `${'z'.repeat(500_000)}\n`;
+    write(scratch.dir, 'data.txt', content);
+    const greet = "module.exports = () => 'hello world';\n";
+    write(scratch.dir, 'greet.js', greet);
+    const blob = git(scratch.dir, 'hash-object', 'data.txt').trim();
+    const size = await measureChange(scratch, head, { maxBytes: DEFAULT_MAX_CHANGED_BYTES });
+    if (!size.staged) assert.fail(size.reason);
+    assert.deepEqual([size.files, size.insertions, size.deletions, size.bytes], [2, 2, 1, content.length + greet.length]);
+    assert.equal(objects(scratch.dir), before, 'staged apart: the clone does not hold it yet');
+    assert.throws(() => git(scratch.dir, 'cat-file', '-e', blob));
+    assert.equal(git(scratch.dir, 'status', '--porcelain').trim().split('\n').length, 2, "the clone's own index is untouched");
+
+    // Discarded (the gate failed, say): the next reset removes it, and the clone never held it.
+    await resetTo(scratch, head, '');
+    assert.equal(objects(scratch.dir), before);
+
+    write(scratch.dir, 'data.txt', content);
+    const kept = await measureChange(scratch, head);
+    if (!kept.staged) assert.fail(kept.reason);
+    await keepChange(scratch);
+    assert.equal(git(scratch.dir, 'cat-file', '-t', kept.tree).trim(), 'tree');
+    assert.equal(git(scratch.dir, 'cat-file', '-e', blob), '');
+    const commit = (await scratchGit(scratch, ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', kept.tree, '-p', head, '-m', 'kept'])).trim();
+    assert.equal(git(scratch.dir, 'show', `${commit}:data.txt`, '--'), content);
+    assert.equal(fs.existsSync(stagingDir(scratch)), false);
+  });
+
+  it('no change: nothing staged, zero files', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
+    const size = await measureChange(scratch, head);
+    assert.equal(size.files, 0);
+    assert.equal(fs.existsSync(stagingDir(scratch)), false);
+  });
+});
+
 
 function objectFile(repo: string, sha: string): string {
   return path.join(repo, '.git', 'objects', sha.slice(0, 2), sha.slice(2));

@@ -1,0 +1,281 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DEPENDENCY_DIR } from './paths';
+import { gateGroup, gatePasswd, type GateUser } from './gateUser';
+import { gateSeccompProgram } from './seccomp';
+import { realOrResolved } from '../realPath';
+import type { Invocation, Sandbox, SandboxRun } from './sandbox';
+
+/**
+ * bubblewrap around one gate command (docs/architecture.md, "Sandbox"). The
+ * command sees only what a toolchain needs, read-only: `/usr`, `/etc`,
+ * `/opt`, the `/bin` and `/lib*` links or folders, node's own install and
+ * toolchains on PATH or under the home. Not `/var`, `/srv`, `/mnt`,
+ * `/media`, `/home` or `/root`, so host service sockets and other users'
+ * files there are simply absent. Writable: the clone (not its `.git`, not
+ * its dependency folder outside setup), the throwaway home and temp folder,
+ * and fresh `/tmp` and `/dev/shm`. Host-global kernel state is read-only or
+ * masked as Docker does it, and of `/sys` only the CPUs show. Every
+ * capability is dropped, and the seccomp filter of seccomp.ts is loaded
+ * last.
+ *
+ * When Candor runs as root, bubblewrap sets up the mounts as root (it must
+ * reach a clone and toolchains inside root's `0700` home) and `setpriv`
+ * (util-linux) then becomes the gate user, with no capability left in any
+ * set, before the shell starts. Otherwise bubblewrap runs as Candor's user in
+ * a user namespace of its own, with `--disable-userns`.
+ */
+
+/** The files a command reads at fds 3, 4, 5 (Invocation.inputs, in this order). */
+const FD_SECCOMP = 3;
+const FD_PASSWD = 4;
+const FD_GROUP = 5;
+
+/** How the command becomes the gate user when Candor is root. */
+export interface UserSwitch {
+  readonly user: GateUser;
+  /** util-linux's `setpriv`, at a path inside the read-only system folders. */
+  readonly setpriv: string;
+}
+
+export interface BubblewrapOptions {
+  /** Set when Candor is root: the command runs as this user. */
+  readonly user?: GateUser;
+  /** The real home, hidden; default os.homedir(). */
+  readonly home?: string;
+  /** Whose PATH names toolchains to bind; default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Own PID, IPC and UTS namespaces, a new session (no TIOCSTI into our terminal), no capabilities, gone when Candor is. */
+const ISOLATION = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session', '--die-with-parent'];
+
+/** Top-level folders bound read-only (a link among them, such as `/bin` → `usr/bin`, is made a link again). */
+const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt'];
+
+/** Docker's read-only paths: writes to `/proc/sys` are checked against uid 0, not capabilities. */
+const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
+/** Docker's masked paths under /proc, files (/dev/null over them) and folders (an empty read-only tmpfs). */
+const MASKED_KERNEL_FILES = ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/proc/timer_stats', '/proc/latency_stats', '/proc/sched_debug'];
+const MASKED_KERNEL_DIRS = ['/proc/acpi', '/proc/asound', '/proc/scsi'];
+/**
+ * Of `/sys`, only what runtimes read to size themselves (the CPUs online,
+ * for `nproc` and thread pools). Docker's masked `/sys/firmware` and
+ * `/sys/devices/virtual/powercap`, the host's cgroup tree and the rest are
+ * simply not there; binding all of `/sys` (a dozen mounts with cgroup v1)
+ * also costs every command a few milliseconds.
+ */
+const SYS_READ_ONLY = ['/sys/devices/system/cpu'];
+
+/** Root-owned secrets under `/etc`: masked for Candor's own user too, whose group may read them. */
+const MASKED_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/ssh/ssh_host_rsa_key', '/etc/ssh/ssh_host_ecdsa_key', '/etc/ssh/ssh_host_ed25519_key', '/etc/ssh/ssh_host_dsa_key'];
+
+/** Toolchains that commonly live under the home; bound back read-only when they exist. */
+const HOME_TOOLCHAINS = ['.nvm', '.volta', '.fnm', '.local/share/fnm', '.local/share/pnpm', '.asdf', '.cargo/bin', '.rustup', '.pyenv', '.rbenv', '.local/bin', '.bun/bin', '.deno/bin', 'go/bin'];
+
+/** Never bound from PATH: what the sandbox replaces with its own, or must not show at all. */
+const NEVER_FROM_PATH = ['/tmp', '/var/tmp', '/run', '/var/run', '/dev', '/proc', '/sys', '/srv', '/mnt', '/media'];
+
+export function bubblewrap(bwrap: string, userSwitch?: UserSwitch): Sandbox {
+  return {
+    kind: 'bubblewrap',
+    user: userSwitch?.user,
+    wrap: (command, run) => bubblewrapInvocation(bwrap, command, run, { userSwitch }),
+    isVisible: (dir, hidden = []) => readOnlyView(os.homedir(), hidden, process.env).shows(realOrResolved(dir)),
+  };
+}
+
+/** `bwrap <mounts> -- [setpriv …] /bin/sh -c command`, with its inputs: the seccomp program, and the gate user's passwd and group. */
+export function bubblewrapInvocation(bwrap: string, command: string, run: SandboxRun, o: Omit<BubblewrapOptions, 'user'> & { readonly userSwitch?: UserSwitch } = {}): Invocation {
+  const shell = ['/bin/sh', '-c', command];
+  const to = o.userSwitch;
+  const start = to !== undefined ? [to.setpriv, `--reuid=${to.user.uid}`, `--regid=${to.user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--', ...shell] : shell;
+  const inputs = [gateSeccompProgram(), ...(to !== undefined ? [Buffer.from(gatePasswd(to.user, realOrResolved(run.home))), Buffer.from(gateGroup(to.user))] : [])];
+  return { file: bwrap, args: [...bubblewrapArgs(run, { ...o, user: to?.user }), '--', ...start], inputs };
+}
+
+/**
+ * The arguments before `--`, in an order that matters: a folder is bound
+ * before a tmpfs over part of it, a tmpfs before binds beneath it, and
+ * permissions and read-only remounts come last, once everything is in place.
+ */
+function bubblewrapArgs(run: SandboxRun, o: BubblewrapOptions = {}): string[] {
+  const cwd = realOrResolved(run.cwd);
+  const writable = unique([run.home, run.tmp, ...(run.writable ?? [])].map(realOrResolved));
+  const used = [cwd, ...writable];
+  const home = realHome(o.home ?? os.homedir());
+  // Never hide what the command must use (a hidden folder that merely holds the clone is fine: the clone is bound back).
+  const hiddenAll = unique([...(home !== undefined ? [home] : []), ...(run.hidden ?? []).filter((dir) => fs.existsSync(dir)).map(realOrResolved)]).filter((dir) => dir !== '/' && !used.some((u) => within(u, dir)));
+  const system = systemFolders();
+  const tools = toolchainFolders(home, hiddenAll, o.env ?? process.env);
+  // A hidden folder needs covering only where something bound would show it.
+  const hidden = hiddenAll.filter((dir) => [...system, ...tools].some((bound) => within(bound, dir))).sort((a, b) => depth(a) - depth(b));
+  const args = [...systemArgs(), '--dev', '/dev', '--perms', '1777', '--tmpfs', '/dev/shm', ...kernelArgs(), '--perms', '1777', '--tmpfs', '/tmp', '--tmpfs', '/run'];
+  if (run.network) {
+    // DNS: resolv.conf may be a link into /run (systemd-resolved).
+    const resolv = realOrUndefined('/etc/resolv.conf');
+    if (resolv !== undefined && within('/run', resolv)) args.push('--ro-bind', resolv, resolv);
+  }
+  for (const file of MASKED_FILES) if (fs.existsSync(file)) args.push('--ro-bind', '/dev/null', file);
+  if (o.user !== undefined) args.push('--perms', '0444', '--ro-bind-data', String(FD_PASSWD), '/etc/passwd', '--perms', '0444', '--ro-bind-data', String(FD_GROUP), '/etc/group');
+  for (const dir of hidden) args.push('--tmpfs', dir);
+  for (const dir of tools) args.push('--ro-bind', dir, dir);
+  for (const dir of writable) args.push('--bind', dir, dir);
+  args.push('--bind', cwd, cwd);
+  const gitDir = path.join(cwd, '.git');
+  if (isRealFolder(gitDir)) args.push('--ro-bind', gitDir, gitDir);
+  const deps = path.join(cwd, DEPENDENCY_DIR);
+  if (!run.depsWritable && isRealFolder(deps)) args.push('--ro-bind', deps, deps);
+  const tmpfsRoots = ['/tmp', '/run', '/dev/shm', ...hidden];
+  const sys = SYS_READ_ONLY.filter(isRealFolder);
+  for (const dir of skeleton([...sys, ...tools, ...writable, cwd], [...system, ...sys, ...tools, ...writable, cwd], tmpfsRoots)) args.push('--chmod', '0755', dir);
+  for (const dir of [...hidden, ...MASKED_KERNEL_DIRS.filter(isRealFolder)]) args.push('--remount-ro', dir);
+  args.push('--remount-ro', '/', '--chdir', cwd, ...ISOLATION, ...capabilityArgs(o.user));
+  if (!run.network) args.push('--unshare-net');
+  args.push('--seccomp', String(FD_SECCOMP));
+  return args;
+}
+
+/**
+ * As root, bubblewrap keeps what `setpriv` needs to become the gate user and
+ * drop the rest, and what lets it enter a clone of the gate user's that is
+ * `0700`; setpriv leaves no capability in any set. Otherwise a user
+ * namespace of its own, and none nested in it.
+ */
+function capabilityArgs(user: GateUser | undefined): string[] {
+  if (user === undefined) return ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL'];
+  return ['--cap-drop', 'ALL', ...['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_READ_SEARCH'].flatMap((cap) => ['--cap-add', cap])];
+}
+
+/** The system folders and links, read-only. */
+function systemArgs(): string[] {
+  const args: string[] = [];
+  for (const entry of SYSTEM) {
+    const stat = lstatOrUndefined(entry);
+    if (stat?.isSymbolicLink() === true) args.push('--symlink', fs.readlinkSync(entry), entry);
+    else if (stat?.isDirectory() === true) args.push('--ro-bind', entry, entry);
+  }
+  return args;
+}
+
+/** The real paths the system folders show. */
+function systemFolders(): string[] {
+  return unique(SYSTEM.filter((entry) => fs.existsSync(entry)).map(realOrResolved));
+}
+
+/**
+ * A fresh `/proc` whose host-global parts are read-only and whose masked
+ * entries are covered, and the CPU part of `/sys`. Only entries that exist:
+ * bubblewrap stops when asked to cover a missing one, and kernels differ (no
+ * `/proc/sysrq-trigger` or `/proc/kcore` on some).
+ */
+function kernelArgs(): string[] {
+  const args = ['--proc', '/proc'];
+  for (const entry of PROC_READ_ONLY) if (fs.existsSync(entry)) args.push('--ro-bind', entry, entry);
+  for (const file of MASKED_KERNEL_FILES) if (fs.existsSync(file)) args.push('--ro-bind', '/dev/null', file);
+  for (const dir of MASKED_KERNEL_DIRS) if (isRealFolder(dir)) args.push('--tmpfs', dir);
+  for (const dir of SYS_READ_ONLY) if (isRealFolder(dir)) args.push('--ro-bind', dir, dir);
+  return args;
+}
+
+/**
+ * The folders bubblewrap made on a tmpfs (its own root, or one of ours) to
+ * reach a bound one: it copies the mode of the host folder (root's `0700`
+ * home), which would stop the gate user on the way to its clone. A folder
+ * whose nearest mount is a host bind is the host's own and keeps its mode; a
+ * tmpfs root keeps the mode it was given.
+ */
+function skeleton(dests: readonly string[], bound: readonly string[], tmpfsRoots: readonly string[]): string[] {
+  const made = new Set<string>();
+  // The mounts holding a folder are all its ancestors: the longest path is the nearest. bubblewrap's own root is a tmpfs.
+  const nearest = (dir: string, mounts: readonly string[]): number => Math.max(-1, ...mounts.filter((m) => within(m, dir)).map((m) => m.length));
+  const tmpfs = ['/', ...tmpfsRoots];
+  for (const dest of dests) {
+    for (let dir = path.dirname(dest); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+      if (tmpfsRoots.includes(dir) || nearest(dir, bound) > nearest(dir, tmpfs)) continue;
+      made.add(dir);
+    }
+  }
+  return [...made].sort((a, b) => depth(a) - depth(b));
+}
+
+/** What every command sees read-only, for the environment's toolchain variables: the system folders and toolchains, minus hidden folders among them. */
+function readOnlyView(homeDir: string, hidden: readonly string[], env: NodeJS.ProcessEnv): { shows(dir: string): boolean } {
+  const home = realHome(homeDir);
+  const hiddenAll = unique([...(home !== undefined ? [home] : []), ...hidden.map(realOrResolved)]);
+  const system = systemFolders();
+  const visible = [...system, ...toolchainFolders(home, hiddenAll, env)];
+  const covered = hiddenAll.filter((dir) => system.some((sys) => within(sys, dir)));
+  return { shows: (dir) => visible.some((v) => within(v, dir)) && !covered.some((h) => within(h, dir)) };
+}
+
+/**
+ * Toolchains, bound read-only: node's own install, the usual version
+ * managers under the home, and PATH entries. Never the home itself, never
+ * one that holds or lies in another hidden folder (a data folder under the
+ * home stays hidden), never one of the places the sandbox replaces.
+ */
+export function toolchainFolders(home: string | undefined, hidden: readonly string[], env: NodeJS.ProcessEnv): string[] {
+  const others = hidden.filter((dir) => dir !== home);
+  const system = systemFolders();
+  const nodeBin = path.dirname(realOrResolved(process.execPath));
+  // `<prefix>/bin/node`: npm and global modules live beside it, in `<prefix>/lib`.
+  const own = [path.basename(nodeBin) === 'bin' ? path.dirname(nodeBin) : nodeBin, ...(home !== undefined ? HOME_TOOLCHAINS.map((relative) => path.join(home, relative)) : [])];
+  const onPath = (env.PATH ?? '').split(path.delimiter).filter((entry) => path.isAbsolute(entry));
+  const real = (dirs: readonly string[]): string[] => dirs.filter((dir) => fs.existsSync(dir)).map(realOrResolved);
+  const found = [...real(own), ...real(onPath).filter((dir) => !NEVER_FROM_PATH.some((never) => within(never, dir)))]
+    .filter((dir) => isRealFolder(dir) && isReadable(dir) && dir !== '/' && (home === undefined || !within(dir, home)))
+    .filter((dir) => !system.some((sys) => within(sys, dir)) && !NEVER_FROM_PATH.some((never) => within(dir, never)))
+    .filter((dir) => !others.some((other) => within(dir, other) || within(other, dir)));
+  // A folder inside another one already bound adds nothing.
+  return unique(found).filter((dir, _i, all) => !all.some((other) => other !== dir && within(other, dir)));
+}
+
+function realHome(home: string): string | undefined {
+  return home !== '' && fs.existsSync(home) ? realOrResolved(home) : undefined;
+}
+
+function lstatOrUndefined(file: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+function isRealFolder(dir: string): boolean {
+  return lstatOrUndefined(dir)?.isDirectory() === true;
+}
+
+/** bubblewrap stops at a folder it cannot reach (started by an ordinary user: one of root's on PATH). */
+function isReadable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.R_OK | fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function realOrUndefined(target: string): string | undefined {
+  try {
+    return fs.realpathSync.native(target);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `child` is `parent` or lies below it (both absolute, normalised). */
+export function within(parent: string, child: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+}
+
+function depth(dir: string): number {
+  return dir.split(path.sep).length;
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
