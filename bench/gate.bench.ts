@@ -2,13 +2,17 @@
  * Benchmarks of the anchored compaction gate. Not a test: it prints costs
  * and errors measured side by side in one run.
  *
- * (a) The send path, from entering `Conversation.request` to the stream
- *     call, as production runs it: a reloaded session of 12K, 50K and 230K
- *     tokens, the o200k tokenizer in its worker thread, the offline provider
- *     over HTTP, one ~200-token user message appended per request. Beside
- *     it, one full js-tiktoken pass over the same payload (the baseline this
- *     gate replaces). Targets: under 1 ms median at every size, at least
- *     100× cheaper than the full pass at 12K.
+ * (a) The send path, the span each request's log line gives (`send path …
+ *     ms`, from entering `Conversation.request` to the SDK call: resolving
+ *     the unchanged model, the gate check, building the payload), read from
+ *     that line (sendPath.ts). Sessions of 10, 1,000 and 10,000 messages of
+ *     history, the payload being what compaction left; Candor's 8 tools;
+ *     gpt-4o with the o200k tokenizer in its worker thread; the offline
+ *     provider over HTTP. Beside it, the SDK's own work after the call
+ *     (building the request, the first byte on the wire, the body sent, the
+ *     reply's first byte) and one full js-tiktoken pass over the same
+ *     payload (what counting on the send path would cost). Target: the span
+ *     under 1 ms median at every size.
  * (b) Accuracy over 300 mixed requests (CJK, JSON, code, English) against
  *     three providers: o200k with harmony framing, Llama 3 and DeepSeek V3,
  *     each with its chat template. Every estimator, with an anchor (the
@@ -21,123 +25,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Tiktoken } from 'js-tiktoken/lite';
-import { Conversation } from '../src/core/chat/conversation';
-import { sessionCompactor } from '../src/core/chat/compactor';
-import { ContextGate, DriftLog, textModelSummarizer, type TokenCounter } from '../src/core/context';
-import { heuristicTokens } from '../src/core/context/heuristic';
+import { ContextGate, type TokenCounter } from '../src/core/context';
 import { PayloadLedger } from '../src/core/context/ledger';
-import { messageParts, PER_MESSAGE_OVERHEAD } from '../src/core/context/messageParts';
-import { installedTokenizerModules } from '../test/helpers/installedModules';
-import { WorkerTokenizer } from '../src/core/context/tokenizer/workerTokenizer';
-
 import { contentText, type ChatMessage } from '../src/core/messages';
-import { parseScenario } from '../src/core/offline/scenario';
-import { startOfflineServer } from '../src/core/offline/server';
-import { createClient, openAiChatModel } from '../src/core/provider/openaiModel';
-import { Session } from '../src/core/session/session';
 import { Content, deepseekV3Provider, harmonyProvider, llama3Provider, o200kTokenizer, systemPrompt, type SimulatedProvider } from './mixedSession';
-import { MemoryDriftSink, MemoryLogger } from '../test/helpers/core';
+import { measureSendPath } from './sendPath';
+import { MemoryDriftSink } from '../test/helpers/core';
 
-const IDENTITY = { provider: 'offline', model: 'gpt-4o' };
-const REQUESTS_PER_SIZE = 15;
-
-const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-const ms = (value: number): string => (value < 1 ? `${(value * 1000).toFixed(0)} µs` : `${value.toFixed(1)} ms`);
 const pct = (value: number): string => `${(value * 100).toFixed(2)}%`;
 const pad = (text: string, width: number): string => text.padEnd(width);
 const lpad = (text: string, width: number): string => text.padStart(width);
-
-// ---------------------------------------------------------------- (a) cost
-
-function fullPass(o200k: Tiktoken, messages: readonly ChatMessage[]): number {
-  let total = 0;
-  for (const message of messages) {
-    total += PER_MESSAGE_OVERHEAD;
-    for (const part of messageParts(message)) total += o200k.encode(part, [], []).length;
-  }
-  return total;
-}
-
-/** A session file of about `target` tokens of mixed history. */
-function sessionFile(dir: string, target: number, o200k: Tiktoken): { file: string; system: string } {
-  const content = new Content(42);
-  const system = contentText(systemPrompt(content));
-  const lines = [JSON.stringify({ v: 1, ts: new Date().toISOString(), type: 'meta', id: 'bench' })];
-  let tokens = fullPass(o200k, [{ role: 'system', content: system }]);
-  for (let step = 0; tokens < target; step++) {
-    const message = content.message(step);
-    tokens += fullPass(o200k, [message]);
-    lines.push(JSON.stringify({ v: 1, ts: new Date().toISOString(), type: 'message', id: `m${step}`, turn: `t${step >> 2}`, message }));
-  }
-  const file = path.join(dir, `session-${target}.jsonl`);
-  fs.writeFileSync(file, `${lines.join('\n')}\n`);
-  return { file, system };
-}
-
-interface CostRow {
-  /** At reopening, and after the requests measured. */
-  readonly tokens: number;
-  readonly tokensAfter: number;
-  readonly messages: number;
-  readonly firstMs: number;
-  readonly sendPathMs: number;
-  readonly fullMs: number;
-}
-
-async function measureCost(target: number, o200k: Tiktoken): Promise<CostRow> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-bench-gate-'));
-  const scenario = parseScenario({ rules: [{ respond: { text: 'Noted.' }, chunkChars: 100 }] });
-  const server = await startOfflineServer({ scenario: () => scenario, countTokens: heuristicTokens });
-  const worker = new WorkerTokenizer('o200k_base', installedTokenizerModules());
-  try {
-    const { file, system } = sessionFile(dir, target, o200k);
-    const session = Session.open(file);
-    const tokens = fullPass(o200k, [{ role: 'system', content: system }, ...session.history()]);
-    const drift = new DriftLog(path.join(dir, 'drift.jsonl'));
-    const log = new MemoryLogger();
-    const model = openAiChatModel(createClient(server.baseUrl, 'k'), IDENTITY, { idleTimeoutMs: 60_000, maxRetries: 0 });
-    const chat = new Conversation({
-      session,
-      gate: new ContextGate({ session: session.id, sink: drift }),
-      identity: () => IDENTITY,
-      driftTotals: () => drift.readDrift().totals,
-      tokenizer: () => worker,
-      provider: async () => model,
-      settings: () => ({ contextWindow: 1_000_000, thresholdPercent: 90, keepTurns: 4 }),
-      systemPrompt: async () => ({ text: system, prompt: system }),
-      tools: () => ({ specs: () => [], run: async () => '' }),
-      compactor: sessionCompactor(textModelSummarizer(model)),
-      emit: () => undefined,
-      log,
-    });
-    // As the host does when the view opens the session; then the first request, with counts still on their way.
-    await chat.publishGauge();
-    const extra = new Content(7);
-    const ask = async (i: number): Promise<number> => {
-      await chat.send(`question ${i}: ${extra.english(150)}`);
-      const line = log.lines.filter((l) => l.includes('send path')).at(-1) ?? '';
-      return Number(/send path ([\d.]+) ms/.exec(line)?.[1]);
-    };
-    const firstMs = await ask(0);
-    // The steady state: every count landed.
-    for (let i = 0; i < 50 && ((await chat.publishGauge()).estimator?.pending ?? 0) > 0; i++) await new Promise((r) => setTimeout(r, 200));
-    const sendPath: number[] = [];
-    for (let i = 1; i <= REQUESTS_PER_SIZE; i++) sendPath.push(await ask(i));
-
-    const payload: ChatMessage[] = [{ role: 'system', content: system }, ...chat.session.history()];
-    const full: number[] = [];
-    for (let i = 0; i < (target > 100_000 ? 3 : 7); i++) {
-      const start = performance.now();
-      fullPass(o200k, payload);
-      full.push(performance.now() - start);
-    }
-    return { tokens, tokensAfter: fullPass(o200k, payload), messages: payload.length, firstMs, sendPathMs: median(sendPath), fullMs: median(full) };
-  } finally {
-    worker.dispose();
-    await server.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+const ms = (value: number): string => (value < 1 ? `${(value * 1000).toFixed(0)} µs` : `${value.toFixed(2)} ms`);
 
 // ---------------------------------------------------------------- (b) accuracy
 
@@ -211,16 +109,20 @@ function stats(values: readonly number[]): { n: number; worst: number; p99: numb
 export async function run(): Promise<void> {
   const o200k = o200kTokenizer();
   console.log('gate benchmark\n');
-  console.log('(a) send path per request (entering Conversation.request → the stream call), median of', REQUESTS_PER_SIZE, 'requests,');
-  console.log('    beside one full js-tiktoken pass over the same payload. Targets: < 1 ms median; >= 100x at 12K.');
-  console.log(`${pad('history', 15)}${lpad('msgs', 7)}${lpad('first request', 15)}${lpad('send path', 12)}${lpad('full pass', 12)}${lpad('ratio', 9)}`);
-  for (const target of [12_000, 50_000, 230_000]) {
-    const row = await measureCost(target, o200k);
-    const size = `${(row.tokens / 1000).toFixed(1)}K→${(row.tokensAfter / 1000).toFixed(1)}K`;
-    console.log(`${pad(size, 15)}${lpad(String(row.messages), 7)}${lpad(ms(row.firstMs), 15)}${lpad(ms(row.sendPathMs), 12)}${lpad(ms(row.fullMs), 12)}${lpad(`${(row.fullMs / row.sendPathMs).toFixed(0)}x`, 9)}`);
+  console.log('(a) the send path each request logs (entering Conversation.request -> the SDK call), median of 15 requests once counted;');
+  console.log('    beside it, from the SDK call: its request built, first byte on the wire, body sent, reply\'s first byte. Target: < 1 ms median.');
+  console.log(`${pad('history', 9)}${lpad('payload', 9)}${lpad('tokens', 9)}${lpad('first', 10)}${lpad('send path', 11)}${lpad('SDK built', 11)}${lpad('on wire', 10)}${lpad('body sent', 11)}${lpad('reply', 10)}${lpad('full pass', 11)}`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-bench-gate-'));
+  try {
+    for (const history of [10, 1_000, 10_000]) {
+      const r = await measureSendPath(dir, history, o200k);
+      console.log(`${pad(String(history), 9)}${lpad(String(r.payload), 9)}${lpad(`${(r.payloadTokens / 1000).toFixed(1)}K`, 9)}${lpad(ms(r.firstMs), 10)}${lpad(ms(r.spanMs), 11)}${lpad(ms(r.sdkMs), 11)}${lpad(ms(r.wireMs), 10)}${lpad(ms(r.bodyMs), 11)}${lpad(ms(r.replyMs), 10)}${lpad(ms(r.fullPassMs), 11)}`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
-  console.log('    (history: at reopening → after the requests; first request: right after reopening, exact counts still');
-  console.log('    landing, the heuristic standing in for those; full pass: the whole payload after the requests)');
+  console.log('    (history: messages in the session file; payload: messages sent, what compaction left; first: the first request');
+  console.log('    after opening, exact counts still landing; SDK columns are after the span, each from the SDK call)');
 
   console.log('\n(b) error against the provider\'s count over 300 mixed requests, counted once it is >= 10K tokens');
   console.log('    Targets: anchored js-tiktoken < 0.5% (o200k); calibrated heuristic anchored on Llama 3 / DeepSeek: worst < 1%, p99 < 0.5%,');

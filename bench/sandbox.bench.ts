@@ -27,7 +27,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runGate } from '../src/core/evolution/testGate';
-import { NO_SANDBOX, detectSandbox, openInputs, sandboxEnv, type Invocation, type Sandbox, type SandboxRun } from '../src/core/evolution/sandbox';
+import { NO_SANDBOX, detectSandbox, openInputs, type Invocation, type Sandbox, type SandboxRun } from '../src/core/evolution/sandbox';
+import { gateEnvironment } from '../src/core/process/environment';
 import { DEFAULT_GATE_LIMITS, prepareLimits } from '../src/core/evolution/limits';
 import { prepareForGateUser } from '../src/core/evolution/gateUser';
 import { generatedRepo } from './evolution.bench';
@@ -116,7 +117,7 @@ function ratio(value: number, base: number): string {
 
 async function startUp(sandbox: Sandbox, bwrap: string, label: string, command: string, work: string): Promise<number[]> {
   const run = await benchRun(sandbox, work);
-  const env = { ...sandboxEnv([], run.home, run.tmp), ...(sandbox.user !== undefined ? { USER: sandbox.user.name, LOGNAME: sandbox.user.name } : {}) };
+  const { env } = gateEnvironment({ home: run.home, tmp: run.tmp, user: sandbox.user?.name ?? os.userInfo().username, network: false, extraNames: [], isVisible: (dir) => sandbox.isVisible(dir) });
   const v010 = profile010(bwrap, command, run, os.homedir());
   const [bare = 0, old = 0, hardened = 0, unlimited = 0] = await sideBySide(STARTS, [
     () => spawnOnce(NO_SANDBOX.wrap(command, run), run.cwd, env),

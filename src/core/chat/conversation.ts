@@ -4,7 +4,7 @@ import { newId } from '../ids';
 import type { ChatMessage, ToolSpec } from '../messages';
 import type { SystemPrompt } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
-import type { ChatModel, CompletedRequest } from '../provider/chatModel';
+import type { AttemptEnding, ChatModel, CompletedRequest } from '../provider/chatModel';
 import { PartialReplyError, RequestError } from '../provider/requestError';
 import { Transcript, type TranscriptEntry } from './transcript';
 import type { ToolHost } from './tools';
@@ -13,6 +13,7 @@ import type { ContextGate, GateProjection } from '../context/gate';
 import type { DriftTotals, Identity } from '../context/driftEvents';
 import type { TokenCounter } from '../context/estimator';
 import { PayloadLedger, type PayloadMeasure } from '../context/ledger';
+import { ToolRenderings } from '../context/toolRendering';
 import { errorMessage } from '../errorMessage';
 import { SendGate } from './sendGate';
 import { retryableTurn, suspectText, warningText } from './gateNotices';
@@ -104,7 +105,8 @@ export class Conversation {
   /** Every message counted as it arrives, off the send path (docs/architecture.md, "Context gate"). */
   private readonly ledger: PayloadLedger;
   private readonly sendGate: SendGate;
-  private readonly toolTexts = new WeakMap<readonly ToolSpec[], string>();
+  /** The tool list as the provider's family renders it, rendered again only when the list or the family changes. */
+  private readonly toolRenderings = new ToolRenderings();
 
   constructor(private readonly deps: ConversationDeps) {
     this.secrets = deps.secrets ?? new SecretSet();
@@ -186,7 +188,7 @@ export class Conversation {
   async publishGauge(system?: SystemPrompt): Promise<GaugeState> {
     const identity = this.deps.identity();
     const tools = this.deps.tools().specs();
-    const measure = this.measure(identity.model, system ?? (await this.systemPrompt(tools)), tools);
+    const measure = this.measure(identity, system ?? (await this.systemPrompt(tools)), tools);
     // Between requests the gauge warns only while a window is open and has
     // warned; `project` would answer as if the next request were being sent.
     return this.publishProjection({ ...this.deps.gate.project(identity, measure), warning: this.deps.gate.warning });
@@ -199,14 +201,9 @@ export class Conversation {
   }
 
   /** The payload measured from counts already known: the send path's whole cost for the estimate. */
-  private measure(model: string, system: SystemPrompt, tools: readonly ToolSpec[]): PayloadMeasure {
-    this.ledger.useCounter(this.deps.tokenizer?.(model));
-    let toolText = this.toolTexts.get(tools);
-    if (toolText === undefined) {
-      toolText = tools.length > 0 ? JSON.stringify(tools) : '';
-      this.toolTexts.set(tools, toolText);
-    }
-    return this.ledger.measure(system.text, toolText);
+  private measure(identity: Identity, system: SystemPrompt, tools: readonly ToolSpec[]): PayloadMeasure {
+    this.ledger.useCounter(this.deps.tokenizer?.(identity.model));
+    return this.ledger.measure(system.text, this.toolRenderings.of(identity, tools));
   }
 
   private payload(system: SystemPrompt): ChatMessage[] {
@@ -250,7 +247,8 @@ export class Conversation {
 
   /** One request, with the gate before it. Returns undefined when the turn ended in an error. */
   private async request(turn: string, signal: AbortSignal, system: SystemPrompt, tools: readonly ToolSpec[]): Promise<CompletedRequest | undefined> {
-    // The send path: from here to the stream's first byte on the wire, only counts already known are added up.
+    // The send path, from here to the SDK call: only counts already known are added up. Its log line gives
+    // the span and its parts (resolving the model, the gate, the payload), as bench/gate.bench.ts reads it.
     const sendStart = performance.now();
     const settings = this.deps.settings();
     let provider: ChatModel;
@@ -260,9 +258,11 @@ export class Conversation {
       this.notice(turn, 'error', errorMessage(err), true);
       return undefined;
     }
+    const resolvedAt = performance.now();
     const identity = provider.identity;
-    const decision = await this.sendGate.check({ turn, identity, settings, signal, measure: () => this.measure(identity.model, system, tools) });
+    const decision = await this.sendGate.check({ turn, identity, settings, signal, measure: () => this.measure(identity, system, tools) });
     if (!decision.send) return undefined;
+    const checkedAt = performance.now();
     const measure = decision.measure;
     if (signal.aborted) {
       this.notice(turn, 'info', 'Stopped.', true);
@@ -287,12 +287,14 @@ export class Conversation {
       const result = await provider.stream({ messages: payload, tools }, {
         signal,
         onAttempt: () => {
+          const attemptAt = performance.now();
           startedAt = Date.now();
           const projection = this.deps.gate.beforeRequest(identity, measure);
           estNow = projection.estNow;
           if (projection.newWarning) this.notice(turn, 'warning', warningText(projection, identity));
-          const sendPath = (performance.now() - sendStart).toFixed(2);
-          this.deps.log.info(`request: ${identity.model} @ ${identity.provider}, ${payload.length} messages, est ${estNow} (${projection.estimator}), projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'}), send path ${sendPath} ms`);
+          const now = performance.now();
+          const span = `send path ${(now - sendStart).toFixed(2)} ms (model ${(resolvedAt - sendStart).toFixed(2)}, gate ${(checkedAt - resolvedAt + now - attemptAt).toFixed(2)}, payload ${(attemptAt - checkedAt).toFixed(2)})`;
+          this.deps.log.info(`request: ${identity.model} @ ${identity.provider}, ${payload.length} messages, ${tools.length} tools, est ${estNow} (${projection.estimator}), projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'}), ${span}`);
           // The status bar and the view learn of it once the request is on its way, not before.
           setImmediate(() => this.publishProjection(projection));
         },
@@ -304,19 +306,10 @@ export class Conversation {
           this.deps.emit({ type: 'delta', id: replyId(), text: delta });
         },
         onAttemptEnd: (ending) => {
-          if (ending.completed) {
-            const { result } = ending;
-            const settled = this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, usageUnsupported: result.usageUnsupported, contextWindow: settings.contextWindow });
-            if (settled.events.some((e) => e.event === 'anchor_loss' && e.reason === 'suspect-usage')) {
-              this.notice(turn, 'warning', suspectText(result.usage?.promptTokens ?? 0, estNow, settings.contextWindow));
-            }
-            this.deps.log.info(`completed: finish ${result.finishReason}, prompt_tokens ${result.usage?.promptTokens ?? 'not reported'}`);
-            record({ completed: true, promptTokens: result.usage?.promptTokens, completionTokens: result.usage?.completionTokens, toolCalls: result.toolCalls.map((c) => c.function.name) });
-          } else {
-            this.deps.gate.afterRequest({ completed: false });
-            record({ completed: false, error: ending.error.kind, toolCalls: [] });
-          }
-          this.persistGate();
+          this.settle(turn, identity, settings, ending, estNow);
+          record(ending.completed
+            ? { completed: true, promptTokens: ending.result.usage?.promptTokens, completionTokens: ending.result.usage?.completionTokens, toolCalls: ending.result.toolCalls.map((c) => c.function.name) }
+            : { completed: false, error: ending.error.kind, toolCalls: [] });
         },
         onRetry: (n) => {
           this.deps.log.warn(`retry ${n.attempt}/${n.of} in ${n.delayMs} ms after ${n.error.kind} ${n.error.status ?? ''}`);
@@ -340,6 +333,26 @@ export class Conversation {
       this.notice(turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
       return undefined;
     }
+  }
+
+  /** An attempt ended: the gate learns how, and the chat says what the gate found, as the stream ends. */
+  private settle(turn: string, identity: Identity, settings: ChatSettings, ending: AttemptEnding, estNow: number): void {
+    if (ending.completed) {
+      const { result } = ending;
+      const settled = this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, usageUnsupported: result.usageUnsupported, contextWindow: settings.contextWindow });
+      if (settled.events.some((e) => e.event === 'anchor_loss' && e.reason === 'suspect-usage')) {
+        this.notice(turn, 'warning', suspectText(result.usage?.promptTokens ?? 0, estNow, settings.contextWindow));
+      }
+      // A reply without usage warns as its stream ends, not one request later (docs/architecture.md, "Context gate").
+      if (settled.newWarning) {
+        this.notice(turn, 'warning', warningText(settled, identity));
+        this.deps.log.warn(`anchor loss: ${identity.model} @ ${identity.provider} reported no usage; the context count is an estimate until it does`);
+      }
+      this.deps.log.info(`completed: finish ${result.finishReason}, prompt_tokens ${result.usage?.promptTokens ?? 'not reported'}`);
+    } else {
+      this.deps.gate.afterRequest({ completed: false });
+    }
+    this.persistGate();
   }
 
   private async runTools(turn: string, reply: CompletedRequest, signal: AbortSignal): Promise<void> {

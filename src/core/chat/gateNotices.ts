@@ -1,12 +1,16 @@
 import type { Identity } from '../context/driftEvents';
-import type { GateProjection } from '../context/gate';
+import type { WarningKind } from '../context/transitions';
 import type { SessionRecord } from '../session/records';
 
 // What the chat says about the context gate, and the turn its Retry sends.
 
-/** What the chat says when a loss window warns: once per window, never per request. */
-export function warningText(projection: GateProjection, identity: Identity): string {
-  return projection.warningKind === 'usage-unsupported'
+/**
+ * What the chat says when a loss window warns: once per window, never per
+ * request, as the reply without usage ends (the gate's `afterRequest`) or, for
+ * a loss found only when the next request is projected, then.
+ */
+export function warningText(warning: { readonly warningKind?: WarningKind }, identity: Identity): string {
+  return warning.warningKind === 'usage-unsupported'
     ? `This server never reports usage in streams (${identity.model} @ ${identity.provider}): the context gauge is an estimate, not the server's count. This is said once; the drift view counts it.`
     : `The provider did not report usage for the last reply: the context count is now an estimate (${identity.model} @ ${identity.provider}). This is counted in the drift view.`;
 }

@@ -14,6 +14,7 @@ import {
   type RequestResult,
   type Settlement,
   type StepContext,
+  type WarningKind,
 } from './transitions';
 
 export interface ContextGateOptions {
@@ -28,8 +29,13 @@ export interface ContextGateOptions {
 export interface AfterRequestOutcome {
   /** `ignored`: no request was in flight, or a compaction replaced its history. */
   readonly kind: Settlement | 'ignored';
-  /** The events this request wrote: the drift that closed a window, or a suspect count's loss. */
+  /** The events this request wrote: the loss it revealed, or the drift that closed a window. */
   readonly events: readonly DriftEvent[];
+  /** A loss window is open and warns, now that this request ended: the gauge's warning state. */
+  readonly warning: boolean;
+  /** This request made its window warn: the chat says so, once per window. */
+  readonly newWarning: boolean;
+  readonly warningKind?: WarningKind;
 }
 
 /** A projection and the estimator that made it. */
@@ -116,9 +122,15 @@ export class ContextGate {
     return { ...step.projection, ...estimate.label };
   }
 
+  /**
+   * The request in flight ended. A completed one without usage, or with a
+   * count that is not an anchor, opens its loss window now, as its stream
+   * ends (design §1, "Anchor loss"), with its own estimate as the window's
+   * first.
+   */
   afterRequest(result: RequestResult): AfterRequestOutcome {
     const sent = this.inFlight;
-    if (!sent) return { kind: 'ignored', events: [] };
+    if (!sent) return { kind: 'ignored', events: [], warning: this.warning, newWarning: false };
     this.inFlight = null;
     const windowEsts = this.ests && this.current.window?.id === this.ests.window ? this.ests.values : [];
     const sentEstimate = { est: sent.est, toolsEst: sent.measure.mark.tools.tokens, mark: sent.measure.mark, windowEsts };
@@ -126,8 +138,10 @@ export class ContextGate {
     if (settled.outcome === 'anchored' && result.promptTokens !== undefined) this.learn(sent, result.promptTokens);
     this.current = settled.state;
     if (settled.outcome === 'anchored') this.ests = undefined;
+    if (settled.opened) this.ests = { window: settled.opened.id, values: [sent.est], last: sent.est };
     for (const event of settled.events) this.sink.record(event);
-    return { kind: settled.outcome, events: settled.events };
+    const warningKind = this.warningKind();
+    return { kind: settled.outcome, events: settled.events, warning: this.warning, newWarning: settled.newWarning, ...(warningKind ? { warningKind } : {}) };
   }
 
   /**
@@ -165,27 +179,32 @@ export class ContextGate {
     });
   }
 
+  /** What the warning says, while there is one: usage stopped, or this server never reports it. */
+  private warningKind(): WarningKind | undefined {
+    if (!this.warning) return undefined;
+    return this.current.missing === 'usage-unsupported' ? 'usage-unsupported' : 'no-usage';
+  }
+
   private context(identity: Identity): StepContext {
     return { session: this.session, identity, newWindowId: this.newWindowId, at: this.clock().toISOString() };
   }
 
   /**
-   * The payload in the gate's units. For a model with no known tokenizer,
-   * once calibrated: the fitted rates, on the change since the anchor and on
-   * the whole payload; otherwise the measure's own counts.
+   * The payload in the gate's units. For a model with no known tokenizer:
+   * the calibration's rates (the prior fitted to real tokenizers until this
+   * provider's counts refine it), on the change since the anchor and on the
+   * whole payload; otherwise the measure's own counts.
    */
   private estimate(identity: Identity, measure: PayloadMeasure, committing: boolean) {
-    const heuristic = measure.counter === 'heuristic';
-    const calibration = heuristic ? this.calibrationFor(identity, committing) : undefined;
-    const calibrated = calibration?.calibrated ?? false;
-    const est = calibrated && calibration ? calibration.total(measure.features) : measure.tokens;
+    const calibration = measure.counter === 'heuristic' ? this.calibrationFor(identity, committing) : undefined;
+    const est = calibration ? calibration.total(measure.features) : measure.tokens;
     const anchor = withCurrentSlug(this.current, identity).anchor;
     const since = anchor?.mark && sameIdentity(anchor.identity, identity) ? measure.since(anchor.mark) : undefined;
     const request: RequestEstimate = since
-      ? { est, change: calibrated && calibration ? calibration.delta(since.features) : since.tokens, parts: since.parts }
+      ? { est, change: calibration ? calibration.delta(since.features) : since.tokens, parts: since.parts }
       : { est };
-    const estimator: EstimatorKind = !heuristic ? 'tokenizer' : calibrated ? 'calibrated heuristic' : 'heuristic';
-    return { request, pairFeatures: heuristic ? since?.features : undefined, label: { estimator, counter: measure.counter, pending: measure.pending } };
+    const estimator: EstimatorKind = !calibration ? 'tokenizer' : calibration.calibrated ? 'calibrated heuristic' : 'heuristic';
+    return { request, pairFeatures: calibration ? since?.features : undefined, label: { estimator, counter: measure.counter, pending: measure.pending } };
   }
 
   private calibrationFor(identity: Identity, committing: boolean): Calibration {

@@ -125,9 +125,9 @@ function estimatorLine(estimator: NonNullable<GaugeState['estimator']>): string 
     case 'tokenizer':
       return `Estimator: tokenizer (${estimator.name})${pending}`;
     case 'calibrated heuristic':
-      return `Estimator: calibrated heuristic (rates per script fitted to this provider's own counts)${pending}`;
+      return `Estimator: calibrated heuristic (rates per script and kind of text fitted to this provider's own counts)${pending}`;
     default:
-      return `Estimator: heuristic (no known tokenizer for this model; calibrating from the provider's counts)${pending}`;
+      return `Estimator: heuristic (no known tokenizer for this model: rates learnt from open tokenizers, calibrating to the provider's counts)${pending}`;
   }
 }
 

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { contentText, type ChatMessage } from '../messages';
 import type { TokenCounter } from './estimator';
-import { LETTERS, MESSAGES, measureParts, measureText, zeroFeatures } from './heuristic';
-import { messageParts, PER_MESSAGE_OVERHEAD } from './messageParts';
-import type { PartMark, PayloadChange, PayloadMark, PayloadMeasure } from './payload';
+import { ExactCounts, type Counted } from './exactCounts';
+import { MESSAGES, UNMEASURED, measureParts, measureText, zeroFeatures } from './heuristic';
+import { messageOverhead, messageParts, PER_MESSAGE_OVERHEAD, REPLY_PRIMING } from './messageParts';
+import type { PartMark, PayloadChange, PayloadMark, PayloadMeasure, ToolCounts } from './payload';
+import type { ToolRendering } from './toolRendering';
 
 /**
  * The counts of everything a request sends, kept as messages arrive so that
@@ -23,43 +25,43 @@ import type { PartMark, PayloadChange, PayloadMark, PayloadMeasure } from './pay
  * epoch (`reset`). A mark taken when a request is sent lets a later request
  * measure exactly what changed since: the messages appended after it, and
  * the difference in the system prompt and the tool list.
+ *
+ * The tool list comes rendered for the provider's family (toolRendering.ts),
+ * once per list: each definition is counted on its own, so the list's count
+ * is the sum of its tools' and the list's own frame.
  */
 
-export type { PartMark, PayloadChange, PayloadMark, PayloadMeasure } from './payload';
-
-interface Counted {
-  readonly parts: readonly string[];
-  readonly overhead: number;
-  readonly heuristic: number;
-  readonly features: readonly number[];
-  exact?: number;
-  exactBy?: string;
-}
+export type { PartMark, PayloadChange, PayloadMark, PayloadMeasure, ToolCounts } from './payload';
 
 interface Message extends Counted {
   /** Index in the current history, -1 once a compaction removed it. */
   slot: number;
 }
 
-interface Part extends Counted {
+/** A text sent beside the history: the system message (one member), or the tool list (one per definition, then the list's frame). */
+interface Part {
   readonly key: string;
+  readonly members: readonly Counted[];
+  readonly features: readonly number[];
+  /** Tokens of its frames that no feature measures. */
+  readonly constants: number;
 }
 
-/** Texts per worker request: small enough that a new message never waits long behind a reload's warm-up. */
-const BATCH_CHARS = 200_000;
 /** Characters a reload measures at once, then per slice in the background: a few milliseconds each. */
 const SLICE_CHARS = 100_000;
 /** System prompts and tool lists remembered, newest last. */
 const PART_CAPACITY = 8;
+/** The mark of "no tools", as earlier versions stored it: a session reopened without tools sees no change of its list. */
+const NO_TOOLS = createHash('sha1').update('t').digest('base64').slice(0, 16);
 
 export class PayloadLedger {
   /** The history, and each message's counts once measured (a reload measures in slices). */
   private messages: ChatMessage[] = [];
   private list: Array<Message | undefined> = [];
   private epoch = '';
-  private counter: TokenCounter | undefined;
-  /** Totals of the measured messages. */
+  /** Totals of the measured messages; `constants` the tokens of their names. */
   private tokens = 0;
+  private constants = 0;
   private features = zeroFeatures();
   private pending = 0;
   /** What is not measured yet: counted by length, characters taken as letters. */
@@ -70,23 +72,31 @@ export class PayloadLedger {
   private nextToMeasure = -1;
   private warming: Promise<void> | undefined;
   private readonly known = new WeakMap<ChatMessage, Message>();
-  private readonly parts = new Map<string, Part>();
+  /** System prompts by their text, tool lists by their rendering's key; the newest few of each. */
+  private readonly systems = new Map<string, Part>();
+  private readonly toolLists = new Map<string, Part>();
   private readonly partsByKey = new Map<string, Part>();
-  private readonly urgent: Counted[] = [];
-  private background: Counted[] = [];
-  private draining: Promise<void> | undefined;
+  private readonly exact = new ExactCounts(
+    (item, before, wasExact) => this.landed(item, before, wasExact),
+    (err, counter) => {
+      // The tokenizer is gone (its worker failed to load): the heuristic stays, calibrated like any unknown model's.
+      this.onError(err);
+      if (this.exact.counter === counter) this.useCounter(undefined);
+    },
+  );
 
   constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
 
   /** The tokenizer for the model in use; undefined = the heuristic. A new one recounts in the background. */
   useCounter(counter: TokenCounter | undefined): void {
-    if (counter?.name === this.counter?.name) return;
-    this.counter = counter;
+    if (counter?.name === this.exact.counter?.name) return;
+    this.exact.use(counter);
     this.retotal();
-    this.urgent.length = 0;
-    this.background = counter ? this.list.filter((message): message is Message => message !== undefined) : [];
-    if (counter) for (const part of this.parts.values()) this.urgent.push(part);
-    this.drain();
+    if (counter) {
+      this.exact.background = this.list.filter((message): message is Message => message !== undefined);
+      for (const part of [...this.systems.values(), ...this.toolLists.values()]) this.exact.urgent.push(...part.members);
+    }
+    this.exact.drain();
   }
 
   /** A new history: on open, and after each compaction. Kept messages keep their counts. */
@@ -104,11 +114,11 @@ export class PayloadLedger {
       this.roughTokens += roughTokens(size);
     }
     this.nextToMeasure = history.length - 1;
-    this.background = [];
+    this.exact.background = [];
     this.retotal();
     this.measureSlice();
     this.warm();
-    this.drain();
+    this.exact.drain();
   }
 
   append(message: ChatMessage): void {
@@ -116,44 +126,60 @@ export class PayloadLedger {
     this.sizes.push(0);
     this.list.push(undefined);
     this.unmeasured++;
-    this.measureSlot(this.list.length - 1, this.urgent);
-    this.drain();
+    this.measureSlot(this.list.length - 1, this.exact.urgent);
+    this.exact.drain();
   }
 
-  /** The payload `system + history + tools` as it stands: the send path's whole cost. */
-  measure(system: string, tools: string): PayloadMeasure {
-    const systemPart = this.part(system, true);
-    const toolsPart = this.part(tools, false);
+  /**
+   * The payload `system + history + tools` as it stands, with the reply's
+   * priming: the send path's whole cost. `tools` is the list rendered for the
+   * provider's family; '' when the request sends none.
+   */
+  measure(system: string, tools: ToolRendering | '' = ''): PayloadMeasure {
+    const systemPart = this.systemPart(system);
+    const toolsPart = this.toolsPart(tools);
     const features = [...this.features];
     addInto(features, systemPart.features);
     addInto(features, toolsPart.features);
     const mark: PayloadMark = { epoch: this.epoch, messages: this.list.length, system: this.markOf(systemPart), tools: this.markOf(toolsPart) };
-    features[LETTERS] = (features[LETTERS] ?? 0) + this.roughChars;
+    features[UNMEASURED] = (features[UNMEASURED] ?? 0) + this.roughChars;
     features[MESSAGES] = (features[MESSAGES] ?? 0) + this.unmeasured;
     return {
-      tokens: this.tokens + this.roughTokens + mark.system.tokens + mark.tools.tokens,
+      tokens: this.tokens + this.roughTokens + mark.system.tokens + mark.tools.tokens + REPLY_PRIMING,
+      constants: this.constants + systemPart.constants + toolsPart.constants + REPLY_PRIMING,
       features,
-      counter: this.counter?.name ?? 'heuristic',
-      pending: this.pending + this.unmeasured + (this.isExact(systemPart) ? 0 : 1) + (this.isExact(toolsPart) ? 0 : 1),
+      counter: this.exact.counter?.name ?? 'heuristic',
+      pending: this.pending + this.unmeasured + this.inexact(systemPart) + this.inexact(toolsPart),
       rough: this.unmeasured,
       mark,
       since: (earlier) => this.since(earlier, mark),
     };
   }
 
+  /** What each tool definition of a list costs now (exact once counted), and the list's own frame: they add up to the list's count. */
+  toolCounts(tools: ToolRendering): ToolCounts {
+    const members = this.toolsPart(tools).members;
+    const perTool = tools.tools.map((tool, i) => ({ name: tool.name, tokens: members[i] ? this.exact.current(members[i]) : 0 }));
+    const frame = members[tools.tools.length];
+    const list = frame ? this.exact.current(frame) : 0;
+    return { tokens: perTool.reduce((n, t) => n + t.tokens, list), list, tools: perTool };
+  }
+
   /** Resolves when every message is measured and every count asked for has landed (tests, the benchmark). */
   async counted(): Promise<void> {
-    while (this.warming || this.draining) await (this.warming ?? this.draining);
+    while (this.warming || this.exact.settling) await (this.warming ?? this.exact.settling);
   }
 
   private since(earlier: PayloadMark, now: PayloadMark): PayloadChange | undefined {
     if (earlier.epoch !== now.epoch || earlier.messages > now.messages || now.messages > this.list.length) return undefined;
     let tokens = 0;
+    let constants = 0;
     const features = zeroFeatures();
     for (let i = earlier.messages; i < now.messages; i++) {
       // The messages since an anchor are few: measured now if a reload has not got to them yet.
-      const message = this.list[i] ?? this.measureSlot(i, this.urgent);
-      tokens += this.current(message);
+      const message = this.list[i] ?? this.measureSlot(i, this.exact.urgent);
+      tokens += this.exact.current(message);
+      constants += message.overhead - PER_MESSAGE_OVERHEAD;
       addInto(features, message.features);
     }
     const parts: ('system' | 'tools')[] = [];
@@ -162,11 +188,12 @@ export class PayloadLedger {
       parts.push(name);
       // Counted again now, when the text is still known: its exact count may have landed since.
       const known = this.partsByKey.get(before.key);
-      tokens += after.tokens - (known ? this.current(known) : before.tokens);
+      tokens += after.tokens - (known ? this.partTokens(known) : before.tokens);
+      constants += (after.constants ?? 0) - (known?.constants ?? before.constants ?? 0);
       addInto(features, after.features);
       addInto(features, known?.features ?? before.features, -1);
     }
-    return { tokens, features, parts };
+    return { tokens, features, parts, constants };
   }
 
   private entry(message: ChatMessage, slot: number): Message {
@@ -174,65 +201,91 @@ export class PayloadLedger {
     if (!entry) {
       const parts = messageParts(message);
       const measured = measureParts(parts);
-      entry = { parts, overhead: PER_MESSAGE_OVERHEAD, heuristic: measured.heuristic, features: measured.features, slot };
+      const overhead = messageOverhead(message);
+      // The heuristic adds the per-message frame itself; a name's token comes on top.
+      entry = { parts, overhead, heuristic: measured.heuristic + overhead - PER_MESSAGE_OVERHEAD, features: measured.features, slot };
       this.known.set(message, entry);
     }
     entry.slot = slot;
     return entry;
   }
 
-  private part(text: string, asSystemMessage: boolean): Part {
-    const cacheKey = `${asSystemMessage ? 's' : 't'}${text}`;
-    const found = this.parts.get(cacheKey);
+  /** The system message of a text; none for an empty one (nothing is sent for it). */
+  private systemPart(text: string): Part {
+    const found = this.systems.get(text);
     if (found) return found;
     const features = zeroFeatures();
-    let heuristic = measureText(text, features);
-    // No text, no message: nothing is sent for it.
-    const asMessage = asSystemMessage && text !== '';
-    if (asMessage) {
-      heuristic += PER_MESSAGE_OVERHEAD + measureText('system', features);
+    const members: Counted[] = [];
+    if (text !== '') {
       features[MESSAGES] = 1;
+      members.push(countedOf(['system', text], PER_MESSAGE_OVERHEAD, features));
     }
-    const key = createHash('sha1').update(cacheKey).digest('base64').slice(0, 16);
-    const texts = text === '' ? [] : asMessage ? ['system', text] : [text];
-    const part: Part = { key, parts: texts, overhead: asMessage ? PER_MESSAGE_OVERHEAD : 0, heuristic, features };
-    if (this.parts.size >= PART_CAPACITY) {
-      const oldest = this.parts.entries().next().value;
+    const key = createHash('sha1').update(`s${text}`).digest('base64').slice(0, 16);
+    // Its frame is the `messages` feature's.
+    return this.remember(this.systems, text, { key, members, features, constants: 0 });
+  }
+
+  /** A rendered tool list: one member per definition, then the list's frame. */
+  private toolsPart(tools: ToolRendering | ''): Part {
+    const none = tools === '' || tools.tools.length === 0;
+    const key = none ? NO_TOOLS : tools.key;
+    const found = this.toolLists.get(key);
+    if (found) return found;
+    const features = zeroFeatures();
+    const members = none ? [] : [...tools.tools, tools.list].map((item) => countedOf(item.texts, item.overhead, features));
+    const constants = members.reduce((n, member) => n + member.overhead, 0);
+    return this.remember(this.toolLists, key, { key, members, features, constants });
+  }
+
+  /** Keeps the newest few parts of a kind; an exact count is asked for the new one at once. */
+  private remember(cache: Map<string, Part>, cacheKey: string, part: Part): Part {
+    if (cache.size >= PART_CAPACITY) {
+      const oldest = cache.entries().next().value;
       if (oldest) {
-        this.parts.delete(oldest[0]);
+        cache.delete(oldest[0]);
         this.partsByKey.delete(oldest[1].key);
       }
     }
-    this.parts.set(cacheKey, part);
-    this.partsByKey.set(key, part);
-    if (this.counter && texts.length > 0) {
-      this.urgent.push(part);
-      this.drain();
+    cache.set(cacheKey, part);
+    this.partsByKey.set(part.key, part);
+    if (this.exact.counter) {
+      const counted = part.members.filter((member) => member.parts.length > 0);
+      if (counted.length > 0) {
+        this.exact.urgent.push(...counted);
+        this.exact.drain();
+      }
     }
     return part;
   }
 
+  private partTokens(part: Part): number {
+    let tokens = 0;
+    for (const member of part.members) tokens += this.exact.current(member);
+    return tokens;
+  }
+
+  /** Members of a part still counted by the heuristic. */
+  private inexact(part: Part): number {
+    let n = 0;
+    for (const member of part.members) if (!this.exact.isExact(member)) n++;
+    return n;
+  }
+
   private markOf(part: Part): PartMark {
-    return { key: part.key, tokens: this.current(part), features: part.features };
-  }
-
-  private isExact(counted: Counted): boolean {
-    return !this.counter || counted.parts.length === 0 || counted.exactBy === this.counter.name;
-  }
-
-  private current(counted: Counted): number {
-    return this.counter && counted.exactBy === this.counter.name && counted.exact !== undefined ? counted.exact : counted.heuristic;
+    return { key: part.key, tokens: this.partTokens(part), features: part.features, constants: part.constants };
   }
 
   private retotal(): void {
     this.tokens = 0;
+    this.constants = 0;
     this.pending = 0;
     this.features = zeroFeatures();
     for (const message of this.list) {
       if (!message) continue;
-      this.tokens += this.current(message);
+      this.tokens += this.exact.current(message);
+      this.constants += message.overhead - PER_MESSAGE_OVERHEAD;
       addInto(this.features, message.features);
-      if (!this.isExact(message)) this.pending++;
+      if (!this.exact.isExact(message)) this.pending++;
     }
   }
 
@@ -246,9 +299,10 @@ export class PayloadLedger {
     this.unmeasured--;
     this.roughChars -= size;
     this.roughTokens -= size > 0 ? roughTokens(size) : 0;
-    this.tokens += this.current(entry);
+    this.tokens += this.exact.current(entry);
+    this.constants += entry.overhead - PER_MESSAGE_OVERHEAD;
     addInto(this.features, entry.features);
-    if (!this.isExact(entry)) {
+    if (!this.exact.isExact(entry)) {
       this.pending++;
       queue.push(entry);
     }
@@ -262,7 +316,7 @@ export class PayloadLedger {
       const slot = this.nextToMeasure--;
       if (this.list[slot]) continue;
       chars += this.sizes[slot] ?? 0;
-      this.measureSlot(slot, this.background);
+      this.measureSlot(slot, this.exact.background);
     }
   }
 
@@ -272,7 +326,7 @@ export class PayloadLedger {
     this.warming = new Promise<void>((resolve) => {
       const step = (): void => {
         this.measureSlice();
-        this.drain();
+        this.exact.drain();
         if (this.nextToMeasure >= 0) {
           setImmediate(step);
           return;
@@ -284,61 +338,11 @@ export class PayloadLedger {
     });
   }
 
-  /** Counts what is queued, one worker request at a time, the newest messages first. */
-  private drain(): void {
-    if (this.draining || !this.counter) return;
-    this.draining = this.drainLoop().finally(() => {
-      this.draining = undefined;
-      if (this.counter && (this.urgent.length > 0 || this.background.length > 0)) this.drain();
-    });
-  }
-
-  private async drainLoop(): Promise<void> {
-    while (this.counter && (this.urgent.length > 0 || this.background.length > 0)) {
-      const counter = this.counter;
-      const batch = this.takeBatch(counter.name);
-      if (batch.length === 0) continue;
-      let counts: number[];
-      try {
-        counts = await counter.count(batch.flatMap((item) => item.parts));
-      } catch (err) {
-        // The tokenizer is gone (its worker failed to load): the heuristic stays, calibrated like any unknown model's.
-        this.onError(err);
-        if (this.counter === counter) this.useCounter(undefined);
-        return;
-      }
-      // A switch while counting: these counts belong to another tokenizer.
-      if (this.counter !== counter) continue;
-      let at = 0;
-      for (const item of batch) {
-        let exact = item.overhead;
-        for (let i = 0; i < item.parts.length; i++) exact += counts[at++] ?? 0;
-        this.land(item, exact, counter.name);
-      }
-    }
-  }
-
-  private takeBatch(counterName: string): Counted[] {
-    const batch = new Set<Counted>();
-    let chars = 0;
-    while (chars < BATCH_CHARS) {
-      const item = this.urgent.pop() ?? this.background.pop();
-      if (!item) break;
-      if (item.exactBy === counterName || batch.has(item)) continue;
-      batch.add(item);
-      for (const part of item.parts) chars += part.length;
-    }
-    return [...batch];
-  }
-
-  private land(item: Counted, exact: number, counterName: string): void {
-    const before = this.current(item);
-    const wasExact = this.isExact(item);
-    item.exact = exact;
-    item.exactBy = counterName;
+  /** An exact count landed: a message of the history moves the total by the difference. */
+  private landed(item: Counted, before: number, wasExact: boolean): void {
     const slot = (item as Partial<Message>).slot;
     if (slot !== undefined && slot >= 0 && this.list[slot] === item) {
-      this.tokens += exact - before;
+      this.tokens += this.exact.current(item) - before;
       if (!wasExact) this.pending--;
     }
   }
@@ -347,11 +351,19 @@ export class PayloadLedger {
 /** Characters of a message, without reading them: what it counts by until it is measured. */
 function roughLength(message: ChatMessage): number {
   let length = message.role.length + contentText(message).length;
-  if (message.role === 'tool') length += message.tool_call_id.length;
   if (message.role === 'assistant') {
     for (const call of message.tool_calls ?? []) length += call.function.name.length + call.function.arguments.length;
   }
   return length;
+}
+
+/** Texts and the constant tokens around them, measured by the heuristic; their characters are added into `into`. */
+function countedOf(texts: readonly string[], overhead: number, into: number[]): Counted {
+  const features = zeroFeatures();
+  let heuristic = overhead;
+  for (const text of texts) heuristic += measureText(text, features);
+  addInto(into, features);
+  return { parts: texts.filter((text) => text.length > 0), overhead, heuristic, features };
 }
 
 function roughTokens(length: number): number {

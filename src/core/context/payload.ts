@@ -9,6 +9,8 @@ export interface PartMark {
   readonly key: string;
   readonly tokens: number;
   readonly features: readonly number[];
+  /** Of `tokens`, those no text carries (see PayloadMeasure.constants); absent in marks stored before it existed. */
+  readonly constants?: number;
 }
 
 /** Where the payload stood when a request was sent: plain JSON. */
@@ -27,12 +29,21 @@ export interface PayloadChange {
   readonly features: readonly number[];
   /** The texts beside the history that changed (memory, prompt version, tool list). */
   readonly parts: readonly ('system' | 'tools')[];
+  /** Of `tokens`, those no text carries (see PayloadMeasure.constants). */
+  readonly constants?: number;
 }
 
 /** One payload, measured. */
 export interface PayloadMeasure {
   /** The whole payload: exact counts where they are ready, the heuristic for the rest. */
   readonly tokens: number;
+  /**
+   * Of `tokens`, those no text carries and so no feature measures: the
+   * reply's priming, a name's token, the frames of the tool definitions
+   * (toolRendering.ts). A message's own 3 are in the `messages` feature. An
+   * estimate fitted over the features adds these as they are.
+   */
+  readonly constants?: number;
   /** Characters per script class of the whole payload, and its message count. */
   readonly features: readonly number[];
   /** The tokenizer's name, or 'heuristic' when the model has none. */
@@ -44,4 +55,13 @@ export interface PayloadMeasure {
   readonly mark: PayloadMark;
   /** What changed since `mark`; undefined when the history is not a continuation of it. */
   since(mark: PayloadMark): PayloadChange | undefined;
+}
+
+/** A tool list's count per definition: the figures a listing of tools shows ("tools: 31, 6.2K tokens"). */
+export interface ToolCounts {
+  /** The whole list: its tools and its frame. */
+  readonly tokens: number;
+  /** What the list adds once, whatever its length. */
+  readonly list: number;
+  readonly tools: readonly { readonly name: string; readonly tokens: number }[];
 }

@@ -1,5 +1,5 @@
 import type { AnchorDriftEvent, DriftEvent, Identity, LossReason } from './driftEvents';
-import { sameIdentity, withCurrentSlug, type Anchor, type AnchorChange, type GateState, type LossWindow } from './gateState';
+import { sameIdentity, withCurrentSlug, type Anchor, type AnchorChange, type GateState, type LossWindow, type MissingUsage } from './gateState';
 import type { PayloadMark } from './ledger';
 
 /**
@@ -167,31 +167,58 @@ export interface Settled {
   readonly state: GateState;
   readonly outcome: Settlement;
   readonly events: DriftEvent[];
+  /** This request made its window warn (the `no-usage` loss, once per window). */
+  readonly newWarning: boolean;
+  /** The window this request opened; it was sent before the window existed, and is its first request. */
+  readonly opened?: LossWindow;
 }
 
+/**
+ * A request ended. A completed one without usage, or with a count that is
+ * not an anchor, is an anchor loss known the moment its stream ends: the
+ * loss window opens (or the open one gets that reason) now, whatever anchor
+ * state the request was sent with, and a `no-usage` loss warns. A request
+ * sent before the window opened is its first request, so its estimate is
+ * the window's first.
+ */
 export function settleRequest(state: GateState, ctx: StepContext, result: RequestResult, sent: SentEstimate): Settled {
   // A request that did not complete leaves everything as it was, markers
   // included: a retry after a failure is still the first request after.
-  if (!result.completed) return { state, outcome: 'not-completed', events: [] };
+  if (!result.completed) return { state, outcome: 'not-completed', events: [], newWarning: false };
   const { missing: _missing, change: _change, ...rest } = state;
   const base: GateState = { ...rest, established: true, afterCompaction: false, afterSwitch: false, afterShrink: false };
   const real = result.promptTokens;
   // Zero prompt tokens is what some servers send when they do not count.
-  if (real === undefined || !Number.isFinite(real) || real <= 0) {
-    return { state: { ...base, anchor: null, missing: result.usageUnsupported ? 'usage-unsupported' : 'no-usage' }, outcome: 'unanchored', events: [] };
-  }
-  if (isSuspect(real, sent.est - (sent.toolsEst ?? 0), result.contextWindow)) {
-    const events: DriftEvent[] = [];
-    let window = state.window;
-    if (!window?.reasons.includes('suspect-usage')) {
-      window = window ? { ...window, reasons: [...window.reasons, 'suspect-usage'] } : openWindow(ctx.newWindowId(), 'suspect-usage', ctx.identity, false);
-      events.push(loss(ctx.session, window.id, 'suspect-usage', ctx.identity, sent.est));
-    }
-    return { state: { ...base, anchor: null, window, missing: 'suspect-usage' }, outcome: 'suspect', events };
+  const silent = real === undefined || !Number.isFinite(real) || real <= 0;
+  if (silent || isSuspect(real, sent.est - (sent.toolsEst ?? 0), result.contextWindow)) {
+    const reason: LossReason = silent ? 'no-usage' : 'suspect-usage';
+    const missing: MissingUsage = silent ? (result.usageUnsupported ? 'usage-unsupported' : 'no-usage') : 'suspect-usage';
+    const joined = joinWindow(state.window, reason, ctx, sent.est);
+    return {
+      state: { ...base, anchor: null, window: joined.window, missing },
+      outcome: silent ? 'unanchored' : 'suspect',
+      events: joined.events,
+      newWarning: joined.newWarning,
+      ...(state.window ? {} : { opened: joined.window }),
+    };
   }
   const anchor: Anchor = { real, est: sent.est, identity: ctx.identity, ...(sent.mark ? { mark: sent.mark } : {}) };
   const events = state.window ? [drift(ctx.session, state.window, ctx.identity, real, sent)] : [];
-  return { state: { ...base, anchor, window: null }, outcome: 'anchored', events };
+  return { state: { ...base, anchor, window: null }, outcome: 'anchored', events, newWarning: false };
+}
+
+/**
+ * One loss of `reason` for the window: a new window when none is open (the
+ * request that lost the anchor is its first), the open one otherwise, at
+ * most one loss of each reason per window. Only `no-usage` warns.
+ */
+function joinWindow(window: LossWindow | null, reason: LossReason, ctx: StepContext, est: number): { window: LossWindow; events: DriftEvent[]; newWarning: boolean } {
+  if (window?.reasons.includes(reason)) return { window, events: [], newWarning: false };
+  const warns = reason === 'no-usage';
+  const joined: LossWindow = window
+    ? { ...window, reasons: [...window.reasons, reason], warned: window.warned || warns }
+    : { ...openWindow(ctx.newWindowId(), reason, ctx.identity, warns), requests: 1, maxEst: est };
+  return { window: joined, events: [loss(ctx.session, joined.id, reason, ctx.identity, est)], newWarning: warns && !window?.warned };
 }
 
 /**

@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { countPrompt } from './promptCount';
 import type { Scenario, ScenarioRule, ScriptedToolCall } from './scenario';
 
 /**
@@ -11,7 +12,7 @@ import type { Scenario, ScenarioRule, ScriptedToolCall } from './scenario';
 export interface OfflineServerOptions {
   /** Returns the scenario in force; called per request so a reloaded file applies at once. */
   readonly scenario: () => Scenario;
-  /** Token count of a text, for usage numbers (js-tiktoken in the extension). */
+  /** Token count of a text, for usage numbers (js-tiktoken's o200k in the extension); prompts are counted as OpenAI counts them (promptCount.ts). */
   readonly countTokens: (text: string) => number | Promise<number>;
   readonly host?: string;
   readonly port?: number;
@@ -40,12 +41,7 @@ export interface OfflineServer {
 interface IncomingMessage {
   role?: string;
   content?: unknown;
-  tool_calls?: unknown;
 }
-
-/** Per-message overhead and reply priming, as OpenAI's chat format counts them. */
-const TOKENS_PER_MESSAGE = 3;
-const TOKENS_REPLY_PRIMING = 3;
 
 export async function startOfflineServer(options: OfflineServerOptions): Promise<OfflineServer> {
   const fired = new Map<ScenarioRule, number>();
@@ -75,7 +71,7 @@ export async function startOfflineServer(options: OfflineServerOptions): Promise
       return;
     }
     const body = await readBody(req);
-    let payload: { model?: string; messages?: IncomingMessage[]; stream?: boolean; stream_options?: unknown };
+    let payload: { model?: string; messages?: IncomingMessage[]; tools?: unknown; stream?: boolean; stream_options?: unknown };
     try {
       payload = JSON.parse(body) as typeof payload;
     } catch {
@@ -116,7 +112,7 @@ export async function startOfflineServer(options: OfflineServerOptions): Promise
     }
     const text = fillTemplate('text' in respond && respond.text ? respond.text : '', seen, messages);
     const toolCalls = 'toolCalls' in respond ? respond.toolCalls : [];
-    const promptTokens = await countPrompt(messages, options.countTokens);
+    const promptTokens = await countPrompt(messages, Array.isArray(payload.tools) ? (payload.tools as unknown[]) : [], options.countTokens);
     let completionTokens = await options.countTokens(text);
     for (const call of toolCalls) completionTokens += await options.countTokens(JSON.stringify(call.arguments ?? {}));
     const usage = usageOf(rule, rule.promptTokens ?? promptTokens, completionTokens);
@@ -248,15 +244,6 @@ function completionBody(id: string, model: string, text: string, toolCalls: read
     ],
     usage,
   };
-}
-
-export async function countPrompt(messages: readonly IncomingMessage[], countTokens: (text: string) => number | Promise<number>): Promise<number> {
-  let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) {
-    total += TOKENS_PER_MESSAGE + (await countTokens(messageText(message)));
-    if (message.tool_calls !== undefined) total += await countTokens(JSON.stringify(message.tool_calls));
-  }
-  return total;
 }
 
 function messageText(message: IncomingMessage): string {

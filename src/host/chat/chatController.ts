@@ -186,9 +186,10 @@ export class ChatController extends Disposable {
     await this.conversationReady.then((c) => c.publishGauge()).catch((err: unknown) => this.deps.log.warn(`gauge: ${String(err)}`));
   }
 
-  /** Starts the model's tokenizer in the background, so the first send does not wait for it. */
+  /** Starts the model's tokenizer and builds its client in the background, so the first send waits for neither. */
   private async prepare(): Promise<void> {
     this.deps.estimators.warm(this.deps.providers.identity().model);
+    void this.deps.providers.handle().catch(() => undefined);
   }
 
   /**

@@ -137,16 +137,15 @@ describe('the chat loop against a real HTTP provider', () => {
     assert.ok(transcript.some((e) => e.kind === 'notice' && e.text === 'Stopped.' && e.retryable));
   });
 
-  it('usage stops: the next request warns once and writes anchor_loss; usage back writes anchor_drift', async () => {
+  it('usage stops: the reply without usage warns once as it ends and writes anchor_loss; usage back writes anchor_drift', async () => {
     use({ rules: [{ match: { user: 'quiet' }, usage: false, respond: { text: 'no numbers' } }, { respond: { text: 'with numbers' } }] });
     const chat = open();
     await chat.send('first');
     await chat.send('quiet please');
-    assert.equal(noticeTexts().filter((t) => t.includes('did not report usage')).length, 0, 'the request without usage itself is not the warning');
-    await chat.send('quiet again');
-    assert.equal(noticeTexts().filter((t) => t.includes('did not report usage')).length, 1, 'the next request warns');
+    assert.equal(noticeTexts().filter((t) => t.includes('did not report usage')).length, 1, 'the reply without usage warns, not the next request');
     const gauge = events.filter((e) => e.type === 'gauge').pop();
-    assert.ok(gauge?.type === 'gauge' && gauge.gauge.warning);
+    assert.ok(gauge?.type === 'gauge' && gauge.gauge.warning, 'the gauge warns before the next message');
+    await chat.send('quiet again');
     await chat.send('quiet a third time');
     assert.equal(noticeTexts().filter((t) => t.includes('did not report usage')).length, 1, 'a window warns once');
     await chat.send('talk normally');

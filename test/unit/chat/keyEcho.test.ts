@@ -110,7 +110,7 @@ describe('the key never leaves through the chat: a provider echoing Authorizatio
 
         const notices = posts.flatMap((m) => (m.type === 'entry' && m.entry.kind === 'notice' ? [m.entry.text] : []));
         assert.ok(notices.length >= 1, 'the failure is shown in the chat');
-        if (status === 401) assert.match(notices.at(-1) ?? '', /refused the API key \(HTTP 401\)/);
+        if (status === 401) assert.match(notices.at(-1) ?? "", /refused the API key \(HTTP 401 for http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions\)/, "the notice names the URL tried");
         else assert.ok(notices.some((n) => n.includes('Incorrect API key provided') && n.includes(REDACTED)), notices.join('\n'));
         if (status === 500) assert.ok(notices.some((n) => n.includes('Retrying')), 'the retry is shown');
 

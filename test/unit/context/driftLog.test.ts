@@ -11,8 +11,8 @@ import { tallyDrift } from '../../helpers/core';
 
 /** Opens a no-usage window and closes it with usage: one window, one drift. */
 function lossAndDrift(gate: ContextGate, est: number, real: number): void {
-  complete(gate, OPENAI, est); // usage stops
-  complete(gate, OPENAI, est + 10); // warns
+  complete(gate, OPENAI, est); // usage stops: the window opens and warns as this reply ends
+  complete(gate, OPENAI, est + 10);
   complete(gate, OPENAI, est + 20, real); // usage back: anchor_drift
 }
 
@@ -26,8 +26,8 @@ describe('gate/DriftLog (drift.jsonl)', () => {
   it('writes v 1, an ISO-8601 UTC ts, and both identities on anchor_drift', () => {
     const { gate, file } = gateRig(dir());
     complete(gate, OPENAI, 1000, 1200);
-    complete(gate, LOCAL, 1100); // switch, no usage
-    complete(gate, LOCAL, 1300); // warns
+    complete(gate, LOCAL, 1100); // switch, no usage: warns as the reply ends
+    complete(gate, LOCAL, 1300);
     complete(gate, LOCAL, 1250, 1400); // re-anchors
     const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(lines.length, 3);
@@ -81,10 +81,10 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     const right = new ContextGate({ session: 'right', sink: new DriftLog(file, steppingClock()), newWindowId: windowIds('r') });
     complete(left, OPENAI, 1000, 1100);
     complete(right, LOCAL, 2000, 2100);
-    complete(left, OPENAI, 1050); // both lose usage
+    complete(left, OPENAI, 1050); // both lose usage, and each warns as its reply ends
     complete(right, LOCAL, 2050);
-    complete(left, OPENAI, 1060); // left warns
-    complete(right, LOCAL, 2060); // right warns
+    complete(left, OPENAI, 1060);
+    complete(right, LOCAL, 2060);
     complete(left, OPENAI, 1070, 1100); // left: delta 30
     complete(right, LOCAL, 2070, 2000); // right: delta -70
     const { events } = new DriftLog(file).readDrift();
@@ -102,13 +102,13 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     const { gate, log } = gateRig(dir());
     complete(gate, OPENAI, 1000, 1200);
     lossAndDrift(gate, 1100, 1150);
-    complete(gate, OPENAI, 1200);
-    complete(gate, OPENAI, 1210); // a second window, still open
+    complete(gate, OPENAI, 1200); // a second window, still open: opened by this reply without usage
+    complete(gate, OPENAI, 1210);
     const read = log.readDrift();
     assert.equal(read.open.length, 1);
     assert.equal(read.open[0]?.session, 's1');
     assert.equal(read.open[0]?.warned, true);
-    assert.equal(read.open[0]?.losses[0]?.est, 1210);
+    assert.equal(read.open[0]?.losses[0]?.est, 1200);
   });
 
   it('after the first read, closing a window reads only the lines appended since, never the whole file again', () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { encodingForModel, type TiktokenEncodingName } from '../../../src/core/context/estimator';
 import { FEATURES, heuristicTokens, measureText, zeroFeatures } from '../../../src/core/context/heuristic';
 import type { ChatMessage } from '../../../src/core/messages';
+import { messageOverhead, messageParts } from '../../../src/core/context/messageParts';
 import { measureMessage } from '../../helpers/core';
 
 const feature = (name: (typeof FEATURES)[number]): number => FEATURES.indexOf(name);
@@ -26,15 +27,23 @@ describe('gate/estimator', () => {
       assert.equal(heuristicTokens('𠀀𠀀𠀀𠀀'), 2);
     });
 
-    it('adds 3 per message and counts role, content, tool calls and tool_call_id', () => {
+    it('adds 3 per message and counts role, content and tool calls, but no id (OpenAI counts none)', () => {
       assert.equal(measureMessage({ role: 'user', content: 'abcdefgh' }).heuristic, 3 + 1 + 2);
       const call: ChatMessage = {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"p":"a"}' } }],
+        tool_calls: [{ id: 'call_Qx7v2kP9mZtR4wLs8NbY1cDe', type: 'function', function: { name: 'read', arguments: '{"p":"a"}' } }],
       };
-      assert.equal(measureMessage(call).heuristic, 3 + 3 + 1 + 3, 'assistant(9→3) + read(1) + {"p":"a"}(9→3)');
-      assert.equal(measureMessage({ role: 'tool', tool_call_id: 'call_123', content: 'ok' }).heuristic, 3 + 1 + 1 + 2);
+      assert.equal(measureMessage(call).heuristic, 3 + 3 + 1 + 3, 'assistant(9→3) + read(1) + {"p":"a"}(9→3), the id left out');
+      assert.equal(measureMessage({ role: 'tool', tool_call_id: 'call_Qx7v2kP9mZtR4wLs8NbY1cDe', content: 'ok' }).heuristic, 3 + 1 + 1);
+      assert.deepEqual(messageParts({ role: 'tool', tool_call_id: 'call_Qx7v2kP9mZtR4wLs8NbY1cDe', content: 'ok' }), ['tool', 'ok']);
+    });
+
+    it('a name is counted, with one token more for it, as OpenAI\'s recipe does', () => {
+      const named = { role: 'system', name: 'example_user', content: 'New synergies.' } as ChatMessage;
+      assert.deepEqual(messageParts(named), ['system', 'New synergies.', 'example_user']);
+      assert.equal(messageOverhead(named), 3 + 1);
+      assert.equal(messageOverhead({ role: 'user', content: 'hi' }), 3);
     });
 
     it('counts the characters of each script class in the same pass, for the calibration', () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { Calibration } from '../../../src/core/context/calibration';
 import { isGateState } from '../../../src/core/context/gateState';
 
 import { PayloadLedger } from '../../../src/core/context/ledger';
@@ -73,8 +74,9 @@ describe('gate/ContextGate', () => {
       for (const message of added) ledger.append(message);
       // A new string with the same text, as each request builds it.
       const p = gate.beforeRequest(OPENAI, ledger.measure(system(['uses', 'tabs'].join(' ')), ''));
-      const addedEst = added.reduce((sum, m) => sum + measureMessage(m).heuristic, 0);
-      assert.equal(p.projected, 5000 + addedEst, 'only the new messages move the projection');
+      // No tokenizer here: the heuristic's features, at the calibration's rates.
+      const addedEst = Calibration.fresh(OPENAI).delta(added.map((m) => measureMessage(m).features).reduce((sum, f) => sum.map((v, i) => v + (f[i] ?? 0))));
+      assert.equal(p.projected, Math.round(5000 + addedEst), 'only the new messages move the projection');
     });
   });
 
@@ -96,23 +98,38 @@ describe('gate/ContextGate', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
       gate.afterCompaction();
-      const { projection } = complete(gate, OPENAI, 300);
+      const { projection } = complete(gate, OPENAI, 300, 350);
       assert.equal(projection.unanchoredBecause, 'after-compaction');
       assert.equal(projection.warning, false);
-      assert.deepEqual(events(), []);
+      assert.deepEqual(events(), [], 'no loss window');
       assert.equal(gate.snapshot().afterCompaction, false, 'consumed');
-      assert.equal(gate.beforeRequest(OPENAI, est(320)).newWarning, true, 'the next anchor-less request warns');
+      assert.equal(gate.beforeRequest(OPENAI, est(320)).anchored, true);
+    });
+
+    // Earlier the marker also hid the loss of the request it marked until the
+    // next request was projected; now it exempts only that request's projection.
+    it('exempts only the projection: the first request after a compaction ending without usage warns as its stream ends', () => {
+      const { gate, events } = gateRig(dir());
+      complete(gate, OPENAI, 1000, 1200);
+      gate.afterCompaction();
+      const { projection, outcome } = complete(gate, OPENAI, 300);
+      assert.equal(projection.unanchoredBecause, 'after-compaction');
+      assert.equal(projection.warning, false, 'its own projection is exempt');
+      assert.equal(outcome.newWarning, true, 'its stream ended without usage: the warning, now');
+      assert.equal(gate.warning, true);
+      assert.deepEqual(events().map((e) => e.event === 'anchor_loss' && [e.reason, e.est]), [['no-usage', 300]]);
     });
 
     it('is silent on the first request after a switch, writes anchor_loss "switch" with the identity left, and consumes the marker', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      const { projection } = complete(gate, LOCAL, 1100);
+      const { projection, outcome } = complete(gate, LOCAL, 1100, 1300);
+      assert.equal(outcome.warning, false);
       assert.equal(projection.switched, true);
       assert.equal(projection.unanchoredBecause, 'after-switch');
       assert.equal(projection.warning, false);
       const [loss, ...rest] = events();
-      assert.deepEqual(rest, []);
+      assert.deepEqual(rest.map((e) => e.event), ['anchor_drift'], 'closed by the switched request\'s own count');
       assert.equal(loss?.event, 'anchor_loss');
       assert.equal(loss?.event === 'anchor_loss' && loss.reason, 'switch');
       assert.equal(loss?.model, OPENAI.model);
@@ -134,45 +151,71 @@ describe('gate/ContextGate', () => {
   });
 
   describe('loss windows', () => {
-    it('warns once when a completed request reported no usage: anchor_loss "no-usage" with the current identity', () => {
+    // Earlier the warning waited for the next request's projection; now the
+    // stream's end without usage is the warning, before anything else is sent.
+    it('warns the moment a completed reply brings no usage: gauge state, anchor_loss "no-usage" with the current identity, before any next request', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      complete(gate, OPENAI, 1100); // usage stops
-      const p = gate.beforeRequest(OPENAI, est(1150));
-      assert.equal(p.unanchoredBecause, 'no-usage');
-      assert.equal(p.projected, 1150);
-      assert.equal(p.warning, true);
-      assert.equal(p.newWarning, true);
-      assert.equal(gate.warning, true);
-      const [loss] = events();
+      assert.equal(gate.warning, false);
+      const { outcome } = complete(gate, OPENAI, 1100); // usage stops
+      assert.equal(outcome.kind, 'unanchored');
+      assert.equal(outcome.newWarning, true, 'the chat says so now');
+      assert.equal(outcome.warning, true);
+      assert.equal(outcome.warningKind, 'no-usage');
+      assert.equal(gate.warning, true, 'the gauge warns now');
+      const between = gate.project(OPENAI, est(1100));
+      assert.equal(between.warning, true, 'the gauge between requests');
+      assert.equal(between.unanchoredBecause, 'no-usage');
+      const [loss, ...rest] = events();
+      assert.deepEqual(rest, []);
       assert.deepEqual(loss && { ...loss, ts: 'x' }, {
-        v: 1, event: 'anchor_loss', session: 's1', window: 'w1', reason: 'no-usage', model: 'gpt-4o', provider: 'api-openai-com', est: 1150, ts: 'x',
+        v: 1, event: 'anchor_loss', session: 's1', window: 'w1', reason: 'no-usage', model: 'gpt-4o', provider: 'api-openai-com', est: 1100, ts: 'x',
       });
+      const next = gate.beforeRequest(OPENAI, est(1150));
+      assert.equal(next.projected, 1150);
+      assert.equal(next.warning, true);
+      assert.equal(next.newWarning, false, 'said once, at the stream\'s end');
+      assert.equal(events().length, 1);
     });
 
-    it('does not warn again for later anchor-less requests of the same window', () => {
+    it('warns on the first reply of a session that brings no usage, whatever anchor state it was sent with', () => {
+      const { gate, events } = gateRig(dir());
+      const { projection, outcome } = complete(gate, OPENAI, 500);
+      assert.equal(projection.unanchoredBecause, 'not-established', 'its projection was legitimately anchor-less');
+      assert.equal(outcome.newWarning, true);
+      assert.equal(gate.warning, true);
+      assert.deepEqual(events().map((e) => e.event === 'anchor_loss' && e.reason), ['no-usage']);
+    });
+
+    it('does not warn again for later replies without usage of the same window', () => {
       const { gate, events } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      complete(gate, OPENAI, 1100);
-      gate.beforeRequest(OPENAI, est(1150));
-      gate.afterRequest({ completed: true });
-      for (const tokens of [1200, 1300]) {
-        const p = gate.beforeRequest(OPENAI, est(tokens));
-        gate.afterRequest({ completed: true });
-        assert.equal(p.newWarning, false);
-        assert.equal(p.warning, true, 'the window still warns');
+      assert.equal(complete(gate, OPENAI, 1100).outcome.newWarning, true);
+      for (const tokens of [1150, 1200, 1300]) {
+        const { projection, outcome } = complete(gate, OPENAI, tokens);
+        assert.equal(projection.newWarning, false);
+        assert.equal(outcome.newWarning, false, 'once per window');
+        assert.equal(projection.warning && outcome.warning, true, 'the window still warns');
       }
       assert.equal(events().length, 1);
     });
 
-    it('after a switch whose first request had no usage, the same window gets one "no-usage" loss with the new identity', () => {
+    // Earlier the "no-usage" loss of a switched request waited for the next
+    // request; now it comes with the end of that request's stream.
+    it('after a switch whose first request had no usage, the same window gets one "no-usage" loss with the new identity, as its stream ends', () => {
       const { gate, log } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      complete(gate, LOCAL, 1100); // first after switch: silent, no usage
+      const first = gate.beforeRequest(LOCAL, est(1100));
+      assert.equal(first.warning, false, 'the switch itself does not warn');
+      assert.equal(gate.warning, false);
+      const outcome = gate.afterRequest({ completed: true }); // first after switch: no usage
+      assert.equal(outcome.newWarning, true);
+      assert.equal(gate.warning, true, 'the switch window warns now');
+      assert.deepEqual(outcome.events.map((e) => e.event === 'anchor_loss' && [e.reason, e.window, e.model, e.est]), [['no-usage', 'w1', LOCAL.model, 1100]]);
       const p = gate.beforeRequest(LOCAL, est(1200));
       gate.afterRequest({ completed: true });
       gate.beforeRequest(LOCAL, est(1300));
-      assert.equal(p.newWarning, true);
+      assert.equal(p.newWarning, false, 'once per window');
       const read = log.readDrift();
       assert.deepEqual(read.events.map((e) => e.event === 'anchor_loss' && [e.reason, e.model]), [
         ['switch', OPENAI.model],
@@ -265,13 +308,14 @@ describe('gate/ContextGate', () => {
       assert.equal(gate.project(OPENAI, est(400)).anchored, false);
     });
 
-    it('a compaction that replaced nothing changes nothing: the next request without an anchor is not exempt', () => {
+    it('a compaction that replaced nothing changes nothing: the anchor stays and no marker is set', () => {
       const { gate } = gateRig(dir());
       complete(gate, OPENAI, 1000, 1200);
-      complete(gate, OPENAI, 1100); // no usage
       gate.afterCompaction(0);
       assert.equal(gate.snapshot().afterCompaction, false);
-      assert.equal(gate.beforeRequest(OPENAI, est(1150)).newWarning, true);
+      const p = gate.beforeRequest(OPENAI, est(1150));
+      assert.equal(p.anchored, true);
+      assert.equal(p.projected, 1350);
     });
 
     it('ignores the result of a request that was in flight when the history was compacted', () => {

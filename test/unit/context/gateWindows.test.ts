@@ -14,22 +14,34 @@ function saved(state: GateState): GateState {
 describe('gate/loss windows keep their evidence', () => {
   const dir = useTempDir();
 
-  it('a provider silent for 9 requests: the drift carries their 9 estimates and their maximum; the state keeps only the two numbers', () => {
+  // Earlier the window began with the request after the silent one; now the
+  // silent request opens it as its stream ends, and its estimate is the first.
+  it('a provider silent for 10 requests: the drift carries their 10 estimates, the first silent one included, and their maximum; the state keeps only the two numbers', () => {
     const { gate, events } = gateRig(dir());
     complete(gate, OPENAI, 1000, 1200);
-    complete(gate, OPENAI, 1100); // usage stops: the next request opens the window
-    const sent = [1150, 1900, 1300, 1700, 1250, 1800, 1400, 1350, 1500];
-    for (const tokens of sent) complete(gate, OPENAI, tokens);
+    const sent = [1100, 1150, 1900, 1300, 1700, 1250, 1800, 1400, 1350, 1500];
+    for (const tokens of sent) complete(gate, OPENAI, tokens); // usage stops: the first of them opens the window
     const snapshot = JSON.stringify(gate.snapshot());
     for (const tokens of [1150, 1300, 1700, 1250]) assert.ok(!snapshot.includes(String(tokens)), 'no list of estimates in the session state');
     assert.equal(gate.snapshot().window?.maxEst, 1900);
-    assert.equal(gate.snapshot().window?.requests, 9);
+    assert.equal(gate.snapshot().window?.requests, 10);
     complete(gate, OPENAI, 1600, 1700);
     const drift = events().find((e): e is AnchorDriftRecord => e.event === 'anchor_drift');
     assert.deepEqual(drift?.window_ests, [...sent, 1600]);
+    assert.equal(drift?.window_ests?.[0], 1100, 'the request that lost the anchor is the window\'s first');
     assert.equal(drift?.window_max_est, Math.max(...sent, 1600));
-    assert.equal(drift?.window_requests, 10);
+    assert.equal(drift?.window_requests, 11);
     assert.equal(drift?.window, 'w1');
+  });
+
+  it('a reply with a count that is not an anchor opens its window with its own estimate first', () => {
+    const { gate, events } = gateRig(dir());
+    complete(gate, OPENAI, 1000, 1200);
+    complete(gate, OPENAI, 2000, 900); // below half the estimate: suspect
+    complete(gate, OPENAI, 2100, 2300);
+    const drift = events().find((e): e is AnchorDriftRecord => e.event === 'anchor_drift');
+    assert.deepEqual(drift?.window_ests, [2000, 2100]);
+    assert.equal(drift?.window_requests, 2);
   });
 
   it('keeps the newest 1,000 estimates of a long window, and their count', () => {
@@ -40,15 +52,15 @@ describe('gate/loss windows keep their evidence', () => {
     complete(gate, OPENAI, 5000, 5100);
     const drift = events().find((e): e is AnchorDriftRecord => e.event === 'anchor_drift');
     assert.equal(drift?.window_ests?.length, 1_000);
-    assert.equal(drift?.window_ests?.[0], 1000 + 201);
-    assert.equal(drift?.window_requests, 1_201);
+    assert.equal(drift?.window_ests?.[0], 1000 + 201, 'the oldest 202 of 1,202 are gone');
+    assert.equal(drift?.window_requests, 1_202);
   });
 
   it('closing with a window open writes anchor_loss_open; the next activation carries the window on and counts it once', () => {
     const first = gateRig(dir());
     complete(first.gate, OPENAI, 1000, 1200);
-    complete(first.gate, OPENAI, 1100);
-    complete(first.gate, OPENAI, 1150); // warns: window w1
+    complete(first.gate, OPENAI, 1100); // warns: window w1
+    complete(first.gate, OPENAI, 1150);
     complete(first.gate, OPENAI, 1180);
     first.gate.close();
     first.gate.close(); // nothing new to say: written once
@@ -56,7 +68,7 @@ describe('gate/loss windows keep their evidence', () => {
     assert.equal(open.length, 1);
     assert.deepEqual({ ...open[0], ts: 'x' }, {
       v: 1, event: 'anchor_loss_open', ts: 'x', session: 's1', window: 'w1', reason: 'no-usage', model: OPENAI.model, provider: OPENAI.provider,
-      reasons: ['no-usage'], warned: true, est: 1180, window_max_est: 1180, window_requests: 2, window_ests: [1150, 1180],
+      reasons: ['no-usage'], warned: true, est: 1180, window_max_est: 1180, window_requests: 3, window_ests: [1100, 1150, 1180],
     });
     assert.deepEqual(first.log.readDrift().totals, { windows: 1, warned: 1, drifts: 0, abs_delta_sum: 0 }, 'anchor_loss_open opens nothing');
 
@@ -67,16 +79,17 @@ describe('gate/loss windows keep their evidence', () => {
     assert.deepEqual(read.totals, { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 110 });
     const drift = read.events.find((e): e is AnchorDriftRecord => e.event === 'anchor_drift');
     assert.equal(drift?.window, 'w1');
-    assert.deepEqual(drift?.window_ests, [1150, 1180, 1190], 'the estimates written at the stop are taken back');
+    assert.deepEqual(drift?.window_ests, [1100, 1150, 1180, 1190], 'the estimates written at the stop are taken back');
   });
 
   it('a session file that missed the window (stopped before its gate record) carries on the window the log shows open', () => {
     const first = gateRig(dir());
     complete(first.gate, OPENAI, 1000, 1200);
-    complete(first.gate, OPENAI, 1100);
     const stale = saved(first.gate.snapshot()); // the last record the session file got
-    complete(first.gate, OPENAI, 1150); // warns, writes anchor_loss; its gate record is lost
+    complete(first.gate, OPENAI, 1100); // warns, writes anchor_loss; its gate record is lost
+    complete(first.gate, OPENAI, 1150);
     first.gate.close();
+    assert.equal(stale.window, null, 'the file never saw the window');
 
     const second = gateRig(dir(), 's1', stale, windowIds('x'));
     const p = second.gate.beforeRequest(OPENAI, est(1160));
@@ -84,12 +97,14 @@ describe('gate/loss windows keep their evidence', () => {
     assert.equal(p.warning, true);
     second.gate.afterRequest({ completed: true, promptTokens: 1200 });
     assert.deepEqual(second.log.readDrift().totals, { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 40 });
+    const drift = second.log.readDrift().events.find((e): e is AnchorDriftRecord => e.event === 'anchor_drift');
+    assert.deepEqual(drift?.window_ests, [1100, 1150, 1160], 'the evidence written at the stop, and the request after');
   });
 
   it('a session file that missed the drift closing its window takes the anchor the log shows', () => {
     const first = gateRig(dir());
     complete(first.gate, OPENAI, 1000, 1200);
-    complete(first.gate, OPENAI, 1100);
+    complete(first.gate, OPENAI, 1100); // the window opens and warns
     complete(first.gate, OPENAI, 1150);
     const stale = saved(first.gate.snapshot()); // window open in the file
     complete(first.gate, OPENAI, 1160, 1300); // anchor_drift; its gate record is lost
@@ -145,18 +160,17 @@ describe('gate/counts that are not anchors', () => {
     assert.equal(gate.afterRequest({ completed: true, promptTokens: 4000, contextWindow: 4096 }).kind, 'anchored', 'a count below the window is one');
   });
 
-  it('a server known to report no usage in streams warns once, saying so, however many requests follow', () => {
+  it('a server known to report no usage in streams warns once, as its first reply ends, saying so, however many requests follow', () => {
     const { gate, events } = gateRig(dir());
-    gate.beforeRequest(OPENAI, est(1000));
-    gate.afterRequest({ completed: true, usageUnsupported: true });
     const warnings = [];
-    for (let i = 1; i <= 6; i++) {
+    for (let i = 0; i <= 6; i++) {
       const p = gate.beforeRequest(OPENAI, est(1000 + i * 100));
-      gate.afterRequest({ completed: true, usageUnsupported: true });
-      if (p.newWarning) warnings.push(p.warningKind);
-      assert.equal(p.warning, true);
+      const outcome = gate.afterRequest({ completed: true, usageUnsupported: true });
+      for (const said of [p, outcome]) if (said.newWarning) warnings.push(`${i}:${said.warningKind}`);
+      assert.equal(outcome.warning, true);
+      assert.equal(p.warning, i > 0);
     }
-    assert.deepEqual(warnings, ['usage-unsupported']);
+    assert.deepEqual(warnings, ['0:usage-unsupported']);
     assert.equal(events().length, 1, 'one loss window');
   });
 });

@@ -53,7 +53,7 @@ describe('offline provider stream switches, and the usage shapes Candor already 
 
     const result = await model().stream({ messages: hello });
     assert.equal(result.content, 'hello world, twice over');
-    assert.equal(result.usage?.promptTokens, 3 + 3 + countTokens('hi'));
+    assert.equal(result.usage?.promptTokens, 3 + 3 + countTokens('user') + countTokens('hi'), 'frame, role, content, priming');
     assert.equal(settle(result), 'anchored');
   });
 

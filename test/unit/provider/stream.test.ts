@@ -17,7 +17,8 @@ describe('streaming requests over real HTTP to the offline provider', () => {
     assert.equal(result.content, 'hello there, general kenobi');
     assert.ok(pieces.length >= 5, `expected several deltas, got ${pieces.length}`);
     assert.equal(result.finishReason, 'stop');
-    assert.equal(result.usage?.promptTokens, 3 + 3 + countTokens('hi'));
+    // As OpenAI counts: 3 per message, the role, the content, and 3 for the reply's priming.
+    assert.equal(result.usage?.promptTokens, 3 + 3 + countTokens('user') + countTokens('hi'));
   });
 
   it('usage:false completes without usage (the anchor-loss case)', async () => {

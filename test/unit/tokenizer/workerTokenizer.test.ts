@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { o200kTokenizer } from '../../../bench/mixedSession';
 import { PayloadLedger } from '../../../src/core/context/ledger';
-import { messageParts, PER_MESSAGE_OVERHEAD } from '../../../src/core/context/messageParts';
+import { messageParts, PER_MESSAGE_OVERHEAD, REPLY_PRIMING } from '../../../src/core/context/messageParts';
 import { WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
 import { installedTokenizerModules } from '../../helpers/installedModules';
 import type { ChatMessage } from '../../../src/core/messages';
@@ -48,7 +48,7 @@ describe('the tokenizer in a worker thread', function () {
     const after = ledger.measure('You are Candor.', '');
     assert.equal(after.pending, 0);
     const exact = history.reduce((n, m) => n + PER_MESSAGE_OVERHEAD + messageParts(m).reduce((s, p) => s + count(p), 0), 0);
-    assert.equal(after.tokens, exact + PER_MESSAGE_OVERHEAD + count('system') + count('You are Candor.'));
+    assert.equal(after.tokens, exact + PER_MESSAGE_OVERHEAD + count('system') + count('You are Candor.') + REPLY_PRIMING);
   });
 
   it('a tokenizer that cannot load fails loudly', async () => {

@@ -1,0 +1,189 @@
+/**
+ * The calibrated heuristic (the estimator of a model with no known
+ * tokenizer) over sessions built from real text, against real tokenizers.
+ * Not a test: it prints errors measured side by side in one run.
+ *
+ * Sessions: 5 seeds × 2 mixes (everyday; CJK-heavy) × 300 requests, from
+ * the benchmark's half of the material (bench/realTextMaterial.ts; the prior
+ * is fitted on the other half by bench/fitRates.ts). Ground truth: Llama 3
+ * and DeepSeek V3, each with its real tokenizer and chat template. Every
+ * request reports its usage, so each projection is anchored on the request
+ * before it, as in a session where nothing goes wrong.
+ *
+ * Per seed × tokenizer × mix: the worst and the mean |projected − real| / real
+ * from request 10 on, the worst past 10K tokens, the p99 (from request 10
+ * on); beside it Kilo's method (the last usage + 1.3 × the heuristic's
+ * estimate of what was added); and the first request, before any anchor,
+ * against the plain heuristic's estimate of it.
+ * Goals: worst < 1% from request 10 on; worst < 0.5% past 10K; p99 < 0.5%;
+ * never a larger worst than Kilo's.
+ *
+ * Run: `npx tsx bench/realText.bench.ts` (or `npm run bench -- realText`).
+ * Chinese prose comes from Debian's fortunes-zh: `apt-get install -y fortunes-zh`.
+ */
+import { createHash } from 'node:crypto';
+import { ContextGate } from '../src/core/context/gate';
+import { PayloadLedger } from '../src/core/context/ledger';
+import { ToolRenderings } from '../src/core/context/toolRendering';
+import type { ChatMessage } from '../src/core/messages';
+import { MemoryDriftSink } from '../test/helpers/core';
+import { describe, FORTUNES, loadMaterial, type Material } from './realTextMaterial';
+import { buildSession, deepseekV3Server, llama3Server, type CountingProvider, type Mix, type RealSession } from './realTextSession';
+
+const SEEDS = [1, 2, 3, 4, 5];
+const MIXES: readonly Mix[] = ['everyday', 'cjk-heavy'];
+const REQUESTS = 300;
+/** "From request 10 on": the tenth request has index 9. */
+const FROM = 9;
+
+export interface Errors {
+  /** Per request, |projected − real| / real, and the real count. */
+  readonly candor: number[];
+  readonly kilo: number[];
+  readonly real: number[];
+}
+
+/** One session through the ledger and the gate, as the chat loop sends it. */
+export function replay(session: RealSession, provider: CountingProvider): Errors {
+  const ledger = new PayloadLedger();
+  const gate = new ContextGate({ session: 'bench', sink: new MemoryDriftSink() });
+  const identity = { provider: '127-0-0-1-8080', model: provider.model };
+  // The tool list as the chat loop renders it for this provider's family.
+  const tools = new ToolRenderings().of(identity, session.tools);
+  const history: ChatMessage[] = [];
+  const errors: Errors = { candor: [], kilo: [], real: [] };
+  let previous: { real: number; tokens: number } | undefined;
+  for (const step of session.steps) {
+    for (const message of step) {
+      history.push(message);
+      ledger.append(message);
+    }
+    const measure = ledger.measure(session.system, tools);
+    const projection = gate.beforeRequest(identity, measure);
+    const real = provider.count(session.system, session.tools, history);
+    gate.afterRequest({ completed: true, promptTokens: real });
+    const err = (guess: number): number => Math.abs(guess - real) / real;
+    errors.candor.push(err(projection.projected));
+    errors.kilo.push(previous ? err(previous.real + 1.3 * (measure.tokens - previous.tokens)) : err(measure.tokens));
+    errors.real.push(real);
+    previous = { real, tokens: measure.tokens };
+  }
+  return errors;
+}
+
+export interface Row {
+  readonly seed: number;
+  readonly mix: Mix;
+  readonly tokenizer: string;
+  readonly worst: number;
+  readonly mean: number;
+  readonly worst10k: number;
+  readonly p99: number;
+  readonly kiloWorst: number;
+  readonly kiloMean: number;
+  /** The first request, before any anchor: the prior's estimate against the plain heuristic's. */
+  readonly first: number;
+  readonly firstHeuristic: number;
+  /** The request of the worst error, and the count then. */
+  readonly worstAt: number;
+  readonly realAt: number;
+}
+
+export function summarize(seed: number, mix: Mix, tokenizer: string, errors: Errors): Row {
+  const from = errors.candor.slice(FROM);
+  const sorted = [...from].sort((a, b) => a - b);
+  const worst = sorted.at(-1) ?? 0;
+  const past10k = errors.candor.filter((_, i) => (errors.real[i] ?? 0) >= 10_000);
+  const kilo = errors.kilo.slice(FROM);
+  const at = errors.candor.indexOf(worst, FROM);
+  return {
+    seed,
+    mix,
+    tokenizer,
+    worst,
+    mean: from.reduce((a, b) => a + b, 0) / from.length,
+    worst10k: Math.max(0, ...past10k),
+    p99: sorted[Math.max(0, Math.ceil(sorted.length * 0.99) - 1)] ?? 0,
+    kiloWorst: Math.max(...kilo),
+    kiloMean: kilo.reduce((a, b) => a + b, 0) / kilo.length,
+    first: errors.candor[0] ?? 0,
+    firstHeuristic: errors.kilo[0] ?? 0,
+    worstAt: at + 1,
+    realAt: errors.real[at] ?? 0,
+  };
+}
+
+const pct = (value: number): string => `${(value * 100).toFixed(2)}%`;
+
+function sessionHash(sessions: readonly RealSession[]): string {
+  const hash = createHash('sha256');
+  for (const session of sessions) hash.update(JSON.stringify(session));
+  return hash.digest('hex').slice(0, 16);
+}
+
+function cjkShare(session: RealSession): number {
+  let cjk = 0;
+  let all = 0;
+  for (const text of [session.system, ...session.steps.flat().map((m) => JSON.stringify(m))]) {
+    all += text.length;
+    cjk += (text.match(/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7ff\uff00-\uffef]/g) ?? []).length;
+  }
+  return cjk / all;
+}
+
+export function printTable(rows: readonly Row[]): void {
+  const head = ['mix', 'tokenizer', 'seed', 'worst≥10', 'mean≥10', 'worst>10K', 'p99', 'Kilo worst', 'Kilo mean', 'first', 'heuristic', 'worst at'];
+  const widths = [11, 13, 6, 10, 10, 11, 8, 12, 11, 8, 11, 16];
+  const line = (cells: readonly string[]): string => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 8) : c.padStart(widths[i] ?? 8))).join('');
+  console.log(line(head));
+  for (const r of rows) {
+    console.log(line([r.mix, r.tokenizer, String(r.seed), pct(r.worst), pct(r.mean), pct(r.worst10k), pct(r.p99), pct(r.kiloWorst), pct(r.kiloMean), pct(r.first), pct(r.firstHeuristic), `#${r.worstAt} @${(r.realAt / 1000).toFixed(1)}K`]));
+  }
+  for (const mix of MIXES) {
+    const of = rows.filter((r) => r.mix === mix);
+    if (of.length === 0) continue;
+    const max = (pick: (r: Row) => number): string => pct(Math.max(...of.map(pick)));
+    const beaten = of.filter((r) => r.worst > r.kiloWorst).length;
+    console.log(
+      `${mix}: first request ${max((r) => r.first)} (the plain heuristic ${max((r) => r.firstHeuristic)}), worst≥10 ${max((r) => r.worst)} (goal < 1%), worst>10K ${max((r) => r.worst10k)} (< 0.5%), p99 ${max((r) => r.p99)} (< 0.5%), ` +
+        `worse than Kilo in ${beaten} of ${of.length} pairs (goal 0)`,
+    );
+  }
+}
+
+/** `--tune`: the same sessions from the half the prior is fitted on, for choosing the calibration's constants without looking at the benchmark's half. */
+export async function run(args: readonly string[] = process.argv.slice(2)): Promise<void> {
+  const half = args.includes('--tune') ? 'fit' : 'bench';
+  const seeds = half === 'fit' ? SEEDS.map((seed) => seed + 100) : SEEDS;
+  const material: Material = loadMaterial();
+  console.log('real-text calibration benchmark: the calibrated heuristic, anchored on the request before, against real tokenizers\n');
+  console.log(`material ${material.hash} (${material.docs.length} documents)`);
+  for (const line of describe(material)) console.log(`  ${line}`);
+  if (material.missing.length > 0) {
+    console.log('  missing, figures are not comparable with a full run:');
+    for (const line of material.missing) console.log(`    ${line}`);
+  }
+  if (material.missing.some((line) => line.startsWith(FORTUNES))) {
+    console.log(`  No Chinese prose: install Debian's fortunes-zh (apt-get install -y fortunes-zh) for the CJK-heavy mix.`);
+  }
+  const providers = [llama3Server(), deepseekV3Server()];
+  const rows: Row[] = [];
+  const sessions: RealSession[] = [];
+  for (const mix of MIXES) {
+    for (const seed of seeds) {
+      const session = buildSession(material, seed, mix, REQUESTS, half);
+      sessions.push(session);
+      for (const provider of providers) rows.push(summarize(seed, mix, provider.name, replay(session, provider)));
+    }
+  }
+  const shares = MIXES.map((mix) => `${mix} ${pct(sessions.filter((_, i) => MIXES[Math.floor(i / SEEDS.length)] === mix).reduce((n, s) => n + cjkShare(s), 0) / SEEDS.length)} CJK characters`);
+  console.log(`sessions ${sessionHash(sessions)}: the ${half} half, seeds ${seeds.join(', ')} × ${REQUESTS} requests; ${shares.join(', ')}\n`);
+  printTable(rows);
+}
+
+if (require.main === module) {
+  run().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}
