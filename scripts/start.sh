@@ -3,30 +3,57 @@
 # VS Code (code-server) on 127.0.0.1, on a small demo workspace. Runs in the
 # foreground until Ctrl+C. PORT=NNNN picks the port (default 8080, or a free
 # one if that is busy).
+#
+# Quiet on purpose: each step says one line, and what the tools print
+# (npm, the code-server install, vsce's file list, code-server's own log)
+# goes to .cache/start/start.log and .cache/start/code-server.log. A step
+# that fails prints the end of its log.
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
+state="$repo_root/.cache/start"
+mkdir -p "$state"
+step_log="$state/start.log"
+server_log="$state/code-server.log"
+: >"$step_log"
+
 log() { printf '[start] %s\n' "$*"; }
+
+# Runs a step with its output in the step log; on failure, shows the end of it.
+quietly() {
+  local what="$1"
+  shift
+  printf '\n=== %s: %s\n' "$what" "$*" >>"$step_log"
+  if ! "$@" >>"$step_log" 2>&1; then
+    log "$what failed; the end of $step_log:"
+    tail -n 40 "$step_log" >&2
+    exit 1
+  fi
+}
 
 # 1. The project's own dependencies, when missing or older than the lock file.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   log "installing dependencies (npm ci)"
-  npm ci --no-audit --no-fund
+  quietly "npm ci" npm ci --no-audit --no-fund --loglevel=error
 fi
 
 # 2. code-server and the Debian packages it needs (a no-op when done before).
-bash scripts/install-code-server.sh
+if [ ! -d .cache/code-server ]; then
+  log "installing code-server into .cache/code-server (the first time only; a few minutes)"
+fi
+quietly "code-server install" bash scripts/install-code-server.sh
 
 # 3. Build and package Candor exactly as a user gets it.
-npm run package
 version="$(node -p 'require("./package.json").version')"
 vsix="$repo_root/candor-$version.vsix"
+quietly "packaging" npm run --silent package
+log "packaged candor-$version.vsix"
 
 # 4. The demo workspace: made once, then kept (what you do in it survives).
 workspace="$repo_root/.cache/demo-workspace"
 if [ ! -d "$workspace/.git" ]; then
-  log "creating the demo workspace in $workspace"
+  log "creating the demo workspace in .cache/demo-workspace"
   rm -rf "$workspace"
   mkdir -p "$workspace"
   cp -R demo/. "$workspace/"
@@ -37,7 +64,6 @@ if [ ! -d "$workspace/.git" ]; then
 fi
 
 # 5. A VS Code profile of its own, with the VSIX installed.
-state="$repo_root/.cache/start"
 user_dir="$state/user-data"
 ext_dir="$state/extensions"
 config="$state/config.yaml"
@@ -56,7 +82,7 @@ JSON
 fi
 code_server=(node "$repo_root/.cache/code-server/node_modules/code-server/out/node/entry.js"
   --config "$config" --user-data-dir "$user_dir" --extensions-dir "$ext_dir")
-"${code_server[@]}" --install-extension "$vsix" --force
+quietly "installing the extension" "${code_server[@]}" --install-extension "$vsix" --force
 
 # 6. A port: $PORT, else 8080; if it is taken, any free one.
 port_is_free() {
@@ -76,20 +102,47 @@ if ! port_is_free "$port"; then
   log "port $taken is busy; using $port"
 fi
 
+# 7. The server, its log in a file. --disable-workspace-trust: the demo folder
+# is ours. Started in the background, where a script's jobs ignore the
+# terminal's Ctrl+C: the trap below ends it, and its helpers end with it
+# instead of each crashing on the signal.
+: >"$server_log"
+"${code_server[@]}" --auth none --bind-addr "127.0.0.1:$port" \
+  --disable-telemetry --disable-update-check --disable-workspace-trust \
+  "$workspace" >>"$server_log" 2>&1 &
+server=$!
+stop() {
+  trap - INT TERM
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  printf '\n'
+  log "stopped"
+  exit 0
+}
+trap stop INT TERM
+
+# The address is printed once the server answers.
+if ! node -e '
+  const [url, pid] = [process.argv[1], Number(process.argv[2])];
+  const deadline = Date.now() + 60000;
+  const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  const poll = () => require("http").get(url, (res) => { res.resume(); res.statusCode === 200 ? process.exit(0) : retry(); }).on("error", retry);
+  const retry = () => (Date.now() > deadline || !alive() ? process.exit(1) : setTimeout(poll, 200));
+  poll();
+' "http://127.0.0.1:$port/healthz" "$server"; then
+  log "code-server did not start; the end of $server_log:"
+  tail -n 40 "$server_log" >&2
+  kill -TERM "$server" 2>/dev/null || true
+  exit 1
+fi
+
 url="http://127.0.0.1:$port/?folder=$workspace"
 cat <<BANNER
 
-  ==============================================================
-   Candor is starting in VS Code (code-server). Open:
+  Candor is running in VS Code (code-server). Open:
 
-     $url
-
-   Ctrl+C stops it.
-  ==============================================================
+    $url
 
 BANNER
-
-# 7. The foreground server. --disable-workspace-trust: the demo folder is ours.
-exec "${code_server[@]}" --auth none --bind-addr "127.0.0.1:$port" \
-  --disable-telemetry --disable-update-check --disable-workspace-trust \
-  "$workspace"
+log "Ctrl+C stops it. The server's log: .cache/start/code-server.log"
+wait "$server"

@@ -2,20 +2,25 @@ import type { DriftPoint, DriftView } from '../src/protocol/chat';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
-/** Totals, the open window, and a chart of |delta| and the window's maximum per closed window over time. */
+/**
+ * The drift view: how often the provider stopped reporting usage, and how
+ * far Candor's estimates were from the provider's own counts when it
+ * reported again, in words a person uses and with the exact numbers.
+ */
 export function renderDrift(root: HTMLElement, drift: DriftView): void {
   root.replaceChildren();
   const t = drift.totals;
   const totals = document.createElement('dl');
   totals.className = 'drift-totals';
-  for (const [label, value] of [
-    ['Loss windows', t.windows],
-    ['Warned', t.warned],
-    ['Re-anchored (drifts)', t.drifts],
-    ['Sum of |delta|', t.abs_delta_sum],
+  for (const [label, value, title] of [
+    ['Times the provider stopped reporting usage', t.windows, 'Loss windows: each one starts with a reply that brought no usage (or a count too low to trust).'],
+    ['Of those, with a warning', t.warned, 'Loss windows in which the gauge turned to its warning colour.'],
+    ['Times the provider counted again', t.drifts, 'Re-anchored: a later reply brought usage, and the count is the provider\'s again.'],
+    ['Total difference from Candor\'s estimates', `${t.abs_delta_sum.toLocaleString()} tokens`, 'The sum of |delta|: how far each estimate was from the provider\'s count when it counted again.'],
   ] as const) {
     const dt = document.createElement('dt');
     dt.textContent = label;
+    dt.title = title;
     const dd = document.createElement('dd');
     dd.textContent = value.toLocaleString();
     totals.append(dt, dd);
@@ -25,8 +30,8 @@ export function renderDrift(root: HTMLElement, drift: DriftView): void {
   const open = document.createElement('p');
   open.className = 'drift-open';
   open.textContent = drift.openWindow
-    ? `Open window since ${drift.openWindow.since}: ${drift.openWindow.reason} (${drift.openWindow.model} @ ${drift.openWindow.provider}).`
-    : 'No open loss window: the count is anchored to the provider.';
+    ? `The provider has not reported usage since ${drift.openWindow.since} (${drift.openWindow.reason}, ${drift.openWindow.model} @ ${drift.openWindow.provider}): the count is Candor's estimate until it does.`
+    : 'The provider reports usage: the count is anchored to its own numbers.';
   root.append(open);
   if (drift.skippedLines > 0) {
     const skipped = document.createElement('p');
@@ -36,38 +41,44 @@ export function renderDrift(root: HTMLElement, drift: DriftView): void {
   root.append(...chart(drift.points));
 }
 
+const WIDTH = 320;
+const HEIGHT = 170;
+/** Room for the axes' numbers and titles. */
+const LEFT = 44;
+const RIGHT = 44;
+const TOP = 14;
+const BOTTOM = 34;
+
 /**
- * Per closed window, left to right in time: a dot for |delta| (how far the
- * estimate was from the provider's count when it re-anchored) and, beside it,
- * a bar for the largest estimate sent while the window was open (how much
- * context went out unmeasured). Each series has its own scale, given in the
- * legend.
+ * Each time the provider counted again, left to right in time: a dot for the
+ * difference between Candor's estimate and the provider's count (left axis),
+ * and a bar for the largest estimate sent while the provider was not
+ * counting (right axis: how much context went out unmeasured).
  */
 function chart(points: readonly DriftPoint[]): Element[] {
   if (points.length === 0) {
     const p = document.createElement('p');
-    p.textContent = 'No closed loss window yet: nothing to chart.';
+    p.textContent = 'The provider has not yet stopped and then resumed reporting: nothing to chart.';
     return [p];
   }
-  const width = 300;
-  const height = 120;
-  const pad = 8;
   const maxDelta = Math.max(1, ...points.map((p) => Math.abs(p.delta)));
   const maxWindow = Math.max(1, ...points.map((p) => p.windowMaxEst ?? 0));
   const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('viewBox', `0 0 ${WIDTH} ${HEIGHT}`);
   svg.setAttribute('role', 'img');
   svg.setAttribute(
     'aria-label',
-    `Per closed loss window, ${points.length} points: |delta| (largest ${maxDelta} tokens) and the window's largest estimate (largest ${maxWindow} tokens)`,
+    `${points.length} times the provider counted again, from ${points[0]?.ts ?? ''} to ${points[points.length - 1]?.ts ?? ''}: `
+      + `difference from the estimate up to ${maxDelta} tokens, largest estimate sent meanwhile up to ${maxWindow} tokens`,
   );
   svg.classList.add('drift-chart');
-  const base = height - pad;
-  svg.append(line(pad, width - pad, base, base));
-  const step = points.length > 1 ? (width - 2 * pad - 12) / (points.length - 1) : 0;
-  const scale = height - 2 * pad;
+  const base = HEIGHT - BOTTOM;
+  const scale = base - TOP;
+  svg.append(...axes(base, maxDelta, maxWindow, points));
+  const inner = WIDTH - LEFT - RIGHT - 12;
+  const step = points.length > 1 ? inner / (points.length - 1) : 0;
   points.forEach((point, i) => {
-    const x = points.length > 1 ? pad + 6 + i * step : width / 2;
+    const x = points.length > 1 ? LEFT + 6 + i * step : WIDTH / 2;
     const windowMax = point.windowMaxEst ?? 0;
     const bar = document.createElementNS(SVG, 'rect');
     const barHeight = (windowMax / maxWindow) * scale;
@@ -76,19 +87,48 @@ function chart(points: readonly DriftPoint[]): Element[] {
     bar.setAttribute('width', '4');
     bar.setAttribute('height', barHeight.toFixed(1));
     bar.classList.add('window-max');
-    bar.style.setProperty('fill', 'var(--vscode-charts-blue, var(--vscode-descriptionForeground))');
-    bar.append(title(`${point.ts}: largest estimate sent while the window was open ${windowMax} tokens`));
+    bar.append(title(`${point.ts}: largest estimate sent while the provider was not counting: ${windowMax} tokens`));
     const dot = document.createElementNS(SVG, 'circle');
     dot.setAttribute('cx', (x - 2).toFixed(1));
     dot.setAttribute('cy', (base - (Math.abs(point.delta) / maxDelta) * scale).toFixed(1));
     dot.setAttribute('r', '3');
-    dot.append(title(`${point.ts}: delta ${point.delta} (${point.model} @ ${point.provider})`));
+    dot.append(title(`${point.ts}: the provider counted ${point.delta >= 0 ? point.delta : -point.delta} tokens ${point.delta >= 0 ? 'more' : 'fewer'} than estimated (delta ${point.delta}, ${point.model} @ ${point.provider})`));
     svg.append(bar, dot);
   });
   const legend = document.createElement('p');
   legend.className = 'drift-legend';
-  legend.textContent = `Dots: |delta| at re-anchoring (largest ${maxDelta.toLocaleString()} tokens). Bars: the largest estimate sent while the window was open (largest ${maxWindow.toLocaleString()} tokens).`;
+  legend.textContent = `Dots, left axis: the difference between Candor's estimate and the provider's count when it counted again (largest ${maxDelta.toLocaleString()} tokens). `
+    + `Bars, right axis: the largest estimate sent while the provider was not counting (largest ${maxWindow.toLocaleString()} tokens).`;
   return [svg, legend];
+}
+
+/** The time axis at the bottom, the difference axis on the left, the estimate axis on the right, each with its numbers and title. */
+function axes(base: number, maxDelta: number, maxWindow: number, points: readonly DriftPoint[]): Element[] {
+  const left = LEFT;
+  const right = WIDTH - RIGHT;
+  const day = (ts: string): string => ts.replace('T', ' ').slice(5, 16);
+  const first = points[0]?.ts ?? '';
+  const last = points[points.length - 1]?.ts ?? '';
+  return [
+    line(left, right, base, base),
+    line(left, left, TOP, base),
+    line(right, right, TOP, base),
+    label(left - 4, TOP + 4, compact(maxDelta), 'end'),
+    label(left - 4, base, '0', 'end'),
+    label(right + 4, TOP + 4, compact(maxWindow), 'start'),
+    label(right + 4, base, '0', 'start'),
+    label(left, base + 12, day(first), 'start'),
+    ...(points.length > 1 ? [label(right, base + 12, day(last), 'end')] : []),
+    label((left + right) / 2, base + 26, 'time (UTC)', 'middle'),
+    label(4, TOP - 4, 'difference', 'start'),
+    label(WIDTH - 4, TOP - 4, 'estimate', 'end'),
+  ];
+}
+
+/** 12500 → "12.5K": the axis numbers stay short. */
+function compact(n: number): string {
+  if (n < 1000) return String(n);
+  return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0).replace(/\.0$/, '')}K`;
 }
 
 function line(x1: number, x2: number, y1: number, y2: number): Element {
@@ -99,6 +139,16 @@ function line(x1: number, x2: number, y1: number, y2: number): Element {
   axis.setAttribute('y2', String(y2));
   axis.setAttribute('class', 'axis');
   return axis;
+}
+
+function label(x: number, y: number, text: string, anchor: 'start' | 'middle' | 'end'): Element {
+  const element = document.createElementNS(SVG, 'text');
+  element.setAttribute('x', x.toFixed(1));
+  element.setAttribute('y', y.toFixed(1));
+  element.setAttribute('text-anchor', anchor);
+  element.setAttribute('class', 'axis-label');
+  element.textContent = text;
+  return element;
 }
 
 function title(text: string): Element {

@@ -1,6 +1,8 @@
 import type { TranscriptEntry } from '../src/protocol/chat';
-import { button } from './toolkit';
+import { button, iconButton } from './toolkit';
 import { renderMarkdown } from './markdown';
+import { copyButton } from './clipboard';
+import { icon } from './icons';
 
 /** What an entry's buttons do. */
 export interface EntryActions {
@@ -52,7 +54,8 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: strin
       }
       body.innerHTML = renderMarkdown(text);
       if (entry.kind === 'assistant' && !entry.streaming) {
-        el.append(who, body, feedbackButtons(entry.id, actions));
+        addCodeCopyButtons(body);
+        el.append(who, body, replyActions(entry.id, text, actions));
         return;
       }
       break;
@@ -77,7 +80,10 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: strin
       el.classList.add(entry.level);
       el.setAttribute('role', entry.level === 'error' ? 'alert' : 'status');
       body.textContent = text;
-      el.append(body);
+      // The level is said by the icon and the border colour: the text itself stays in the foreground colour, legible in every theme.
+      const mark = icon(entry.level);
+      mark.classList.add('notice-icon');
+      el.append(mark, body);
       if (entry.retryable) el.append(button('Retry', 'primary', () => actions.retry()));
       return;
     }
@@ -85,27 +91,41 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: strin
   el.append(who, body);
 }
 
-function feedbackButtons(entryId: string, actions: EntryActions): HTMLElement {
+/** Under a reply: copy it (as the markdown it came as), and say whether it was good. */
+function replyActions(entryId: string, text: string, actions: EntryActions): HTMLElement {
   const row = document.createElement('div');
   row.className = 'feedback';
   const send = (value: 'up' | 'down', chosen: HTMLElement): void => {
     actions.feedback(entryId, value);
-    row.querySelectorAll('vscode-button').forEach((b) => b.classList.remove('chosen'));
-    chosen.classList.add('chosen');
+    for (const b of [up, down]) b.setAttribute('aria-pressed', String(b === chosen));
   };
-  const up: HTMLElement = button('▲', 'icon', () => send('up', up), 'Good reply');
-  const down: HTMLElement = button('▼', 'icon', () => send('down', down), 'Bad reply');
-  row.append(up, down);
+  const up: HTMLElement = iconButton('thumbsUp', 'Good reply', () => send('up', up));
+  const down: HTMLElement = iconButton('thumbsDown', 'Bad reply', () => send('down', down));
+  row.append(copyButton('Copy reply', () => text), up, down);
   return row;
 }
 
-/** Marks each occurrence of `query` (any case) in the text of `el`. */
-export function markMatches(el: HTMLElement, query: string): void {
+/** A copy button on each code block of a rendered reply. */
+function addCodeCopyButtons(body: HTMLElement): void {
+  for (const pre of Array.from(body.querySelectorAll('pre'))) {
+    const block = document.createElement('div');
+    block.className = 'code-block';
+    pre.replaceWith(block);
+    block.append(pre, copyButton('Copy code', () => pre.textContent ?? ''));
+  }
+}
+
+/** Marks each occurrence of `query` (any case) in the text of `el`; the marks, in reading order. */
+export function markMatches(el: HTMLElement, query: string): HTMLElement[] {
   const needle = query.toLowerCase();
-  if (needle === '') return;
+  const marks: HTMLElement[] = [];
+  if (needle === '') return marks;
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   const nodes: Text[] = [];
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node as Text);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    // Find looks in what an entry says, not in its labels and buttons (as the host's search does).
+    if (!node.parentElement?.closest('.who, vscode-button, summary')) nodes.push(node as Text);
+  }
   for (const node of nodes) {
     const text = node.data;
     const lower = text.toLowerCase();
@@ -118,9 +138,11 @@ export function markMatches(el: HTMLElement, query: string): void {
       const mark = document.createElement('mark');
       mark.textContent = text.slice(at, at + needle.length);
       parts.append(mark);
+      marks.push(mark);
       copied = at + needle.length;
     }
     parts.append(text.slice(copied));
     node.replaceWith(parts);
   }
+  return marks;
 }

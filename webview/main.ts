@@ -4,6 +4,7 @@ import { renderDrift } from './drift';
 import { renderRants } from './rants';
 import { TranscriptList } from './transcriptList';
 import { FindBox } from './findBox';
+import { icon } from './icons';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;
@@ -22,6 +23,7 @@ const providerLabel = $('provider');
 const gaugeLabel = $('gauge');
 const gitLabel = $('git');
 const welcome = $('welcome');
+const emptyHint = $('empty-hint');
 const chatView = $('chat-view');
 const driftView = $('drift-view');
 
@@ -34,7 +36,8 @@ $('header-actions').append(
   button('New', 'secondary', () => vscode.postMessage({ type: 'runCommand', command: 'candor.newSession' }), 'New Session'),
   button('Drift', 'secondary', () => vscode.postMessage({ type: 'runCommand', command: 'candor.showDrift' }), 'Show Drift'),
 );
-$('drift-back').append(button('Back to chat', 'secondary', () => showChat()));
+const back = button('Back to chat', 'secondary', () => showChat());
+$('drift-back').append(back);
 
 let busy = false;
 /** The session shown: answers about another one (after a switch) are dropped. */
@@ -44,6 +47,10 @@ const list = new TranscriptList(transcript, {
   feedback: (entryId, value) => vscode.postMessage({ type: 'feedback', entryId, value }),
   retry: () => vscode.postMessage({ type: 'retry' }),
 });
+/** A session with nothing in it says what to do; the offline welcome says more and takes its place. */
+const showEmptyHint = (): void => {
+  emptyHint.hidden = list.size > 0 || !welcome.hidden;
+};
 const find = new FindBox(transcript, {
   find: (query, direction, from) => {
     const oldest = list.oldestId();
@@ -81,6 +88,22 @@ function showChat(): void {
   input.focus();
 }
 
+/** Where the cursor goes when a command shows the view: the message box, or Back while the drift view shows. */
+function focusView(): void {
+  if (chatView.hidden) back.focus();
+  else input.focus();
+}
+
+// VS Code focuses the webview, not an element in it, when a command such as
+// "Candor: Focus on Chat View" focuses the view: the message box takes that
+// focus, unless the user is clicking somewhere in the view.
+let pointerAt = -Infinity;
+document.addEventListener('pointerdown', () => (pointerAt = performance.now()), { capture: true, passive: true });
+window.addEventListener('focus', () => {
+  if (performance.now() - pointerAt < 500) return;
+  if (document.activeElement === null || document.activeElement === document.body) focusView();
+});
+
 window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   const message = event.data;
   switch (message.type) {
@@ -92,6 +115,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       setProvider(message.provider);
       if (message.gauge) setGauge(message.gauge);
       welcome.hidden = !message.welcome || message.entries.length > 0;
+      showEmptyHint();
       $('session-title').textContent = message.sessionTitle;
       $('untrusted').hidden = message.trusted;
       markShown();
@@ -99,6 +123,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'entry':
       welcome.hidden = true;
       list.put(message.entry);
+      showEmptyHint();
       break;
     case 'older':
       if (message.session !== session || message.before !== list.oldestId()) list.dropPage();
@@ -135,6 +160,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       driftView.hidden = false;
       renderDrift($('drift-body'), message.drift as DriftView);
       break;
+    case 'focus':
+      focusView();
+      break;
   }
 });
 
@@ -145,21 +173,28 @@ function setBusy(value: boolean): void {
   document.body.classList.toggle('busy', value);
 }
 
+/** The provider as a person names it: the label says host and port (the slug is for data files). */
 function setProvider(provider: ProviderInfo): void {
-  providerLabel.textContent = provider.offline ? `${provider.label} · ${provider.model}` : `${provider.model} @ ${provider.provider}`;
-  providerLabel.title = provider.offline ? 'Set candor.baseUrl to use a real provider' : `${provider.model} @ ${provider.provider}`;
+  providerLabel.textContent = provider.offline ? `${provider.label} · ${provider.model}` : provider.label;
+  providerLabel.title = provider.offline ? 'Set candor.baseUrl to use a real provider' : provider.label;
   providerLabel.classList.toggle('offline', provider.offline);
 }
 
 function setGauge(gauge: GaugeState): void {
   const percent = gauge.window > 0 ? Math.round((gauge.projected / gauge.window) * 100) : 0;
-  gaugeLabel.textContent = `Context ${percent}% · ${gauge.projected.toLocaleString()} / ${gauge.window.toLocaleString()} · ${gauge.anchored ? 'anchored' : 'estimated'}`;
+  const text = `Context ${percent}% · ${gauge.projected.toLocaleString()} / ${gauge.window.toLocaleString()} · ${gauge.anchored ? 'anchored' : 'estimated'}`;
+  gaugeLabel.replaceChildren(...(gauge.warning ? [icon('warning')] : []), text);
   gaugeLabel.classList.toggle('warning', gauge.warning);
-  gaugeLabel.title = gauge.warning ? 'The provider stopped reporting usage: this is an estimate.' : '';
+  gaugeLabel.title = gauge.anchored
+    ? 'Anchored: the provider\'s own count of the last request, plus Candor\'s estimate of what was added since.'
+    : gauge.warning
+      ? 'The provider stopped reporting usage: this is Candor\'s own estimate until it reports again.'
+      : 'Estimated: Candor\'s own count, until a reply reports the provider\'s.';
 }
 
 function setGit(git: GitInfo): void {
-  gitLabel.textContent = git.available ? `${git.summary}${git.readOnly ? ' · read-only' : ''}` : git.summary;
+  const text = git.available ? `${git.summary}${git.readOnly ? ' · read-only' : ''}` : git.summary;
+  gitLabel.replaceChildren(...(git.readOnly ? [icon('warning')] : []), text);
   gitLabel.title = git.reasons.join('\n');
   gitLabel.classList.toggle('dirty', git.readOnly);
 }

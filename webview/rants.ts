@@ -66,7 +66,7 @@ export function renderRants(root: HTMLElement, summary: HTMLElement, rants: read
     }
     if (run.gateTail) {
       const label = document.createElement('p');
-      label.textContent = `Gate ${run.gatePassed ? 'passed' : 'failed'}; output tail:`;
+      label.textContent = `${gateVerdict(run)}; output tail${run.gateFlaky ? ' of the first failure' : ''}:`;
       const pre = document.createElement('pre');
       pre.textContent = run.gateTail;
       details.append(label, pre);
@@ -80,4 +80,11 @@ export function renderRants(root: HTMLElement, summary: HTMLElement, rants: read
     }
     root.append(details);
   }
+}
+
+/** "Flaky gate" when it failed and then passed; else passed or failed, with what the runner counted (skipped tests included). */
+function gateVerdict(run: RunView): string {
+  const counts = run.gateCounts !== null ? ` (${run.gateCounts.passing} passing, ${run.gateCounts.failing} failing, ${run.gateCounts.skipped} skipped)` : ' (no test summary line found)';
+  if (run.gateFlaky) return `Flaky gate: it failed, then passed, on the same tree${counts}`;
+  return `Gate ${run.gatePassed === true ? 'passed' : 'failed'}${counts}`;
 }

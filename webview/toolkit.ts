@@ -4,6 +4,7 @@
  * this file.
  */
 import { provideVSCodeDesignSystem, vsCodeButton, vsCodeProgressRing, vsCodeDivider } from '@vscode/webview-ui-toolkit';
+import { icon, type IconName } from './icons';
 
 export function registerToolkit(): void {
   provideVSCodeDesignSystem().register(vsCodeButton(), vsCodeProgressRing(), vsCodeDivider());
@@ -20,6 +21,13 @@ export function button(label: string, look: ButtonLook, onClick: () => void, acc
   el.addEventListener('click', () => {
     if (!el.hasAttribute('disabled')) onClick();
   });
+  return el;
+}
+
+/** A button that shows only an icon; its accessible name is also its tooltip. */
+export function iconButton(name: IconName, accessibleName: string, onClick: () => void): HTMLElement {
+  const el = button('', 'icon', onClick, accessibleName);
+  el.append(icon(name));
   return el;
 }
 

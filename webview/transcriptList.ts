@@ -140,18 +140,25 @@ export class TranscriptList {
     this.schedule(id);
   }
 
-  /** Scrolls the entry `id` into the middle of the view and marks `query` in it. */
-  reveal(id: string, query: string): boolean {
+  /**
+   * Marks `query` in the entry `id` and scrolls it into the middle of the
+   * view; the marks, in reading order, or undefined when the view does not
+   * have the entry.
+   */
+  reveal(id: string, query: string): HTMLElement[] | undefined {
     const item = this.items.get(id);
-    if (!item) return false;
+    if (!item) return undefined;
     this.renderBlock(item.block);
-    this.found?.classList.remove('found');
+    if (this.found && this.found !== item.el) this.clearFound();
+    else if (this.found === item.el) renderEntry(item.el, item.entry, item.text, item.full, this.callbacks);
     this.found = item.el;
     item.el.classList.add('found');
-    markMatches(item.el, query);
+    const marks = markMatches(item.el, query);
+    // A match inside a folded tool call or result: unfold it, so the match shows.
+    for (const mark of marks) mark.closest('details')?.setAttribute('open', '');
     this.stuck = false;
     item.el.scrollIntoView({ block: 'center' });
-    return true;
+    return marks;
   }
 
   /** Takes the mark off the entry last found. */
@@ -180,8 +187,16 @@ export class TranscriptList {
     const text = 'text' in entry ? entry.text : '';
     const full = now || !rendersLazily(entry) || this.renderedBlocks.has(block);
     renderEntry(el, entry, text, full, this.callbacks);
+    foldRetries(this.lastShown(block), entry);
     block.append(el);
     this.items.set(entry.id, { entry, el, text, full, block });
+  }
+
+  /** The entry just before a new one in `block`: its last, or the last of the block before it. */
+  private lastShown(block: HTMLElement): Element | null {
+    if (block.lastElementChild) return block.lastElementChild;
+    const at = this.blocks.indexOf(block);
+    return at > 0 ? this.blocks[at - 1]?.lastElementChild ?? null : null;
   }
 
   private newBlock(): HTMLElement {
@@ -261,4 +276,20 @@ export class TranscriptList {
     this.loading = true;
     this.callbacks.loadOlder(oldest);
   }
+}
+
+/** The notice the chat shows before it retries a request: "… Retrying (1 of 2) in 0.5 s…". */
+const RETRY_NOTICE = /Retrying \(\d+ of \d+\) in [\d.]+ s…$/;
+
+/**
+ * One box for one failure: a retry notice is folded away when the next
+ * notice of the same request follows it at once (the next retry, or the
+ * error that ends the retries), so a connection failure shows one box, not
+ * three near-identical ones. A retry that succeeded keeps its notice.
+ */
+function foldRetries(previous: Element | null, entry: TranscriptEntry): void {
+  if (entry.kind !== 'notice' || !(previous instanceof HTMLElement)) return;
+  if (!previous.classList.contains('notice') || !previous.classList.contains('info')) return;
+  if (!RETRY_NOTICE.test(previous.querySelector('.body')?.textContent ?? '')) return;
+  previous.hidden = true;
 }

@@ -32,12 +32,3 @@ export function isInsideReal(parent: string, child: string): boolean {
   return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }
 
-export interface NamedFolder {
-  readonly name: string;
-  readonly path: string;
-}
-
-/** The workspace folder that holds `dir` (by real path), if any: Candor's data folder must not be inside one. */
-export function folderHolding(dir: string, folders: readonly NamedFolder[]): NamedFolder | undefined {
-  return folders.find((folder) => isInsideReal(folder.path, dir));
-}

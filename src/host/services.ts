@@ -31,16 +31,16 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   const secrets = environmentSecrets();
   const { channel, logger: log } = createLog(secrets);
   store.add(channel);
-  const settings = new Settings(context.globalState);
+  const settings = store.add(new Settings(context.globalState));
   const initial = settings.read();
-  const data = resolveDataDir(initial.dataDir, context.globalStorageUri);
+  const data = resolveDataDir(initial.dataDir, context.globalStorageUri, initial.repository);
   if (data.refused) {
     log.warn(data.refused);
     void vscode.window.showWarningMessage(data.refused);
   }
   log.info(`Candor ${String(context.extension.packageJSON.version)} — data folder ${data.dir}`);
 
-  const keys = new ApiKeys(context.secrets, secrets);
+  const keys = store.add(new ApiKeys(context.secrets, secrets));
   const notify = new Notifier(secrets, log, channel);
   // Learn the stored key now, so that it is redacted before the first request reads it.
   void keys.get().catch((err: unknown) => log.warn(`secret storage: ${String(err)}`));
@@ -101,6 +101,8 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     view.post(rantsMessage(evolution));
   }));
   for (const d of registerChatCommands({ dataDir: data.dir, chat, view, keys, providers, settings, channel, log, notify })) store.add(d);
+  // A new user finds the chat: it shows once, on the first activation after install.
+  void view.showOnFirstRun(context.globalState);
 
   store.add(vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration('candor')) {

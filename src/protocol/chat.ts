@@ -67,6 +67,10 @@ export interface RunView {
   readonly diffstat: string | null;
   readonly gateTail: string | null;
   readonly gatePassed: boolean | null;
+  /** It failed, then passed, on the same tree: a flaky gate, not a verdict on the change. */
+  readonly gateFlaky: boolean;
+  /** What the test runner's summary counted; null when it printed none (or no gate ran). */
+  readonly gateCounts: { readonly passing: number; readonly failing: number; readonly skipped: number } | null;
 }
 
 export type HostMessage =
@@ -95,7 +99,9 @@ export type HostMessage =
   | { readonly type: 'provider'; readonly provider: ProviderInfo }
   | { readonly type: 'git'; readonly git: GitInfo }
   | { readonly type: 'drift'; readonly drift: DriftView }
-  | { readonly type: 'rants'; readonly rants: readonly RantView[]; readonly runs: readonly RunView[] };
+  | { readonly type: 'rants'; readonly rants: readonly RantView[]; readonly runs: readonly RunView[] }
+  /** A command showed the view: the message box takes the focus. */
+  | { readonly type: 'focus' };
 
 /**
  * The whole text of a streaming entry, in place of what its deltas built so
@@ -128,7 +134,11 @@ export interface FoundMessage {
   readonly session: string;
   readonly query: string;
   readonly hit: string | null;
-  /** Which match `hit` is, counted from the oldest (1-based), of `total`. */
+  /**
+   * Which match the view lands on in `hit`, counted from the oldest (1-based)
+   * over every match in the session, of `total` matches (not messages): the
+   * last match of `hit` going older, its first going newer.
+   */
   readonly ordinal: number;
   readonly total: number;
   /** Entries to put before the view's oldest, down to the hit; empty when the view has it already. */

@@ -169,7 +169,8 @@ describe('evolution on the agent repository set in the user (machine) settings, 
   after(() => fs.rmSync(path.dirname(agent.dir), { recursive: true, force: true }));
   const scenario = (): string => path.join(ctx.ws.dataDir, '..', 'scenario.json');
   const runs = (): Run[] => readJsonl(path.join(ctx.ws.dataDir, 'evolution.jsonl')) as Run[];
-  const scratch = (...args: string[]): string => execFileSync('git', args, { cwd: path.join(ctx.ws.dataDir, 'scratch', fs.readdirSync(path.join(ctx.ws.dataDir, 'scratch')).find((d) => !d.includes('.')) ?? ''), encoding: 'utf8' });
+  // The gate hands the clone's work tree to its own uid: plain git needs safe.directory to read it.
+  const scratch = (...args: string[]): string => execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd: path.join(ctx.ws.dataDir, 'scratch', fs.readdirSync(path.join(ctx.ws.dataDir, 'scratch')).find((d) => !d.includes('.')) ?? ''), encoding: 'utf8' });
   let workspaceHash = '';
   let agentHash = '';
 
@@ -181,6 +182,11 @@ describe('evolution on the agent repository set in the user (machine) settings, 
       for (const line of (await terminalText(ctx.page)).split('\n')) seen.add(line);
       return runs().length > count ? runs().at(-1) : undefined;
     }, 120_000, 'the run is recorded');
+    // The record is written just before its last lines are printed: read the terminal until the outcome line is there too.
+    await eventually(async () => {
+      for (const line of (await terminalText(ctx.page)).split('\n')) seen.add(line);
+      return [...seen].some((line) => line.includes('outcome:')) ? true : undefined;
+    }, 30_000, 'the terminal prints the outcome');
     return { run, terminal: [...seen].join('\n') };
   }
 

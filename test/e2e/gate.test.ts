@@ -54,19 +54,21 @@ describe('the context gate in VS Code', function () {
     assert.equal(second.warning, false);
   });
 
-  it('a reply without usage is silent; the next request warns once and writes anchor_loss', async () => {
+  it('a reply without usage warns the moment it ends, once, and writes anchor_loss', async () => {
     await say('quiet one');
-    assert.equal((await readGauge(ctx.page)).warning, false, 'the reply without usage is not yet the warning');
-    await say('quiet two');
+    // No next message: the loss is known when the stream ends, and the gauge says so at once.
     const warned = await eventually(async () => {
       const g = await readGauge(ctx.page);
       return g.warning ? g : undefined;
-    }, 15_000, 'the gauge turns to its warning state');
+    }, 15_000, 'the gauge turns to its warning state right after the reply without usage');
     assert.match(warned.ariaLabel, /estimated/);
     const frame = await openChat(ctx.page);
     await waitForTranscript(frame, 'did not report usage');
+    assert.equal(drift().filter((e) => e.event === 'anchor_loss').length, 1, 'anchor_loss is written with the warning, not one request later');
+    await say('quiet two');
+    assert.equal((await readGauge(ctx.page)).warning, true, 'still warning while the provider stays silent');
     const losses = drift().filter((e) => e.event === 'anchor_loss');
-    assert.equal(losses.length, 1);
+    assert.equal(losses.length, 1, 'one loss per window');
     assert.equal(losses[0]?.reason, 'no-usage');
     assert.equal(losses[0]?.provider, 'offline');
     await screenshot(ctx.page, 'gate-warning');
@@ -129,13 +131,14 @@ describe('the context gate in VS Code', function () {
     const frame = await webviewFrame(ctx.page, '#drift-view');
     await frame.locator('#drift-view').waitFor({ state: 'visible', timeout: 15_000 });
     const text = await frame.locator('#drift-view').innerText();
-    assert.match(text, /Loss windows\s*2/);
-    assert.match(text, /Re-anchored \(drifts\)\s*2/);
+    assert.match(text, /Times the provider stopped reporting usage\s*2/);
+    assert.match(text, /Times the provider counted again\s*2/);
     // Every loss line belongs to one of the two windows the totals count.
     assert.equal(new Set(drift().filter((e) => e.event === 'anchor_loss').map((e) => e.window)).size, 2);
     await frame.locator('svg.drift-chart circle').first().waitFor({ state: 'attached' });
     assert.equal(await frame.locator('svg.drift-chart rect.window-max').count(), 2, 'each closed window\'s maximum beside its |delta|');
-    assert.match(text, /Bars: the largest estimate sent while the window was open/);
+    assert.match(text, /Bars, right axis: the largest estimate sent while the provider was not counting/);
+    assert.match(text, /time \(UTC\)/, 'the chart has a time axis');
     await screenshot(ctx.page, 'gate-drift-view');
   });
 });

@@ -4,7 +4,7 @@ import { OutputSigns, limitReason, prepareLimits, type GateLimits, type LimitMec
 import type { Invocation } from './sandbox';
 import { Tail } from './tail';
 
-export type { GateLimits, LimitMechanism, LimitMechanisms } from './limits';
+export type { GateLimits, LimitMechanisms } from './limits';
 
 export interface CommandOptions {
   readonly cwd: string;

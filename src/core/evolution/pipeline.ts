@@ -4,20 +4,19 @@ import { isGitGuardError, noUnsavedBuffers, openWorkspaceRepo, readOnlyReason, t
 import { newId } from '../ids';
 import { isoNow } from '../jsonl';
 import type { ChatModel } from '../provider/chatModel';
-import { RequestError } from '../provider/requestError';
 import { changeTools } from './changeTools';
 import { runChangeLoop } from './changeLoop';
 import { agentReadme } from './readme';
-import { isEvolutionError, throwIfCancelled } from './errors';
+import { throwIfCancelled } from './errors';
 import { GateRunner } from './gateRunner';
 import { DEFAULT_GATE_LIMITS } from './limits';
-import { describeGate, type GateResult } from './testGate';
+import { describeGate } from './testGate';
 import { describeCounts, FLAKY_CHANGE, runCheckedGate, type CheckedGate } from './checkedGate';
-import { LockBusyError, tryLock, type HeldLock } from '../process/lockFile';
+import { tryLock, type HeldLock } from '../process/lockFile';
 import { DEFAULT_MAX_CHANGED_BYTES, keepChange, measureChange, stagingEnv, tooBig } from './measure';
 import { hiddenForGate } from '../git/gitDirs';
 import { repoPaths } from './paths';
-import { appendRun, gateKey, gatedCommits, markGated, type EvolutionOutcome, type EvolutionRecord, type GateSummary } from './record';
+import { appendRun, gateKey, gatedCommits, markGated, type EvolutionRecord } from './record';
 import { redactedOutput, type RunOutput } from './redactedIO';
 import { rantsOf, readHistory, revertUntilGreen, rollbackFailure, shipRevert, MAX_FIRST_PARENTS, MAX_REVERTS, type CandorCommit } from './rollback';
 import { SANDBOX_OFF_WARNING, detectSandbox, isSandboxUnavailable, type Sandbox } from './sandbox';
@@ -31,20 +30,9 @@ import { dataDirRefusal } from '../settings/dataDirRules';
 import { errorMessage } from '../errorMessage';
 
 import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';
+import { failureEnding, firstLine, gateSummary, RunFailure, type Ending } from './ending';
 
 export { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions };
-
-interface Ending {
-  readonly outcome: EvolutionOutcome;
-  readonly reason: string;
-  readonly rants?: readonly string[];
-  readonly branch?: string;
-  readonly commit?: string;
-  readonly diffstat?: string;
-  readonly gate?: GateResult;
-  /** Set when the gate was checked for flakiness (HEAD's and the change's gates). */
-  readonly checked?: CheckedGate;
-}
 
 /**
  * One evolution run (docs/architecture.md, "Evolution"): triage → scratch
@@ -369,15 +357,7 @@ class EvolutionRun {
   }
 
   #failure(err: unknown): Ending {
-    if (err instanceof RunFailure) return { outcome: 'error', reason: err.message };
-    if (isEvolutionError(err, 'cancelled') || (this.options.signal?.aborted === true)) {
-      return { outcome: 'discarded', reason: `cancelled by the user during ${this.#phase}${this.#base !== undefined ? '; the clone is restored' : ''}` };
-    }
-    if (err instanceof LockBusyError) return { outcome: 'error', reason: err.message };
-    if (err instanceof RequestError) return { outcome: 'error', reason: `the model request failed during ${this.#phase}: ${err.kind}${err.status !== undefined ? ` ${err.status}` : ''} — ${err.message}` };
-    const message = errorMessage(err);
-    this.io.log?.error(`evolution run failed during ${this.#phase}: ${err instanceof Error && err.stack ? err.stack : message}`);
-    return { outcome: 'error', reason: `failed during ${this.#phase}: ${message}` };
+    return failureEnding(err, { phase: this.#phase, cancelled: this.options.signal?.aborted === true, cloned: this.#base !== undefined, log: this.io.log });
   }
 
   async #restoreClone(): Promise<void> {
@@ -422,25 +402,3 @@ class EvolutionRun {
   }
 }
 
-/** The record's `gate`: the verdict, its tail, and what the runner's summary line counted. */
-function gateSummary(ending: Ending): GateSummary | null {
-  if (ending.gate === undefined) return null;
-  const { passed, ms, tail } = ending.gate;
-  const checked = ending.checked;
-  if (checked === undefined) return { passed, ms, tail };
-  return {
-    passed: passed && !checked.flaky,
-    ms: checked.ms,
-    tail,
-    ...(checked.flaky ? { flaky: true } : {}),
-    ...(checked.counts !== undefined ? { passing: checked.counts.passing, failing: checked.counts.failing, skipped: checked.counts.skipped } : {}),
-  };
-}
-
-/** A run that cannot proceed, with a reason for people. */
-class RunFailure extends Error {}
-
-function firstLine(text: string): string {
-  const line = text.trim().split('\n', 1)[0] ?? '';
-  return line.length > 100 ? `${line.slice(0, 100)}…` : line;
-}

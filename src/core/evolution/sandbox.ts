@@ -214,26 +214,6 @@ export function openInputs(inputs: readonly Uint8Array[] | undefined, dir: strin
   return { fds, close };
 }
 
-/**
- * The environment of a sandboxed command: the host's without Candor's
- * secrets (childEnv), with HOME and the temp folder pointing at the run's
- * throwaway ones, and without what would lead back to the host's sockets
- * and per-user folders. `CANDOR_EVOLUTION_GATE=1` tells the project's tests
- * where they run: a project whose tests start a sandbox of their own (Candor's
- * do) cannot nest one in this one, and may skip those tests here.
- */
-export function sandboxEnv(secrets: readonly string[], home: string, tmp: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env = childEnv(secrets, base);
-  for (const name of Object.keys(env)) {
-    if (name.startsWith('XDG_') || HOST_LINKS.has(name)) delete env[name];
-  }
-  return { ...env, HOME: home, USERPROFILE: home, TMPDIR: tmp, TMP: tmp, TEMP: tmp, [GATE_MARKER]: '1' };
-}
-
-/** Set in the environment of every command of an evolution gate. @internal */
-export const GATE_MARKER = 'CANDOR_EVOLUTION_GATE';
-
-const HOST_LINKS = new Set(['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY', 'KRB5CCNAME', 'DOCKER_HOST']);
 
 function seatbelt(exec: string): Sandbox {
   const hiddenFor = (more: readonly string[] = []): string[] => [realOrResolved(os.homedir()), ...more.map(realOrResolved)];

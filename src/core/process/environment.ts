@@ -31,7 +31,7 @@ export const TOOLCHAIN_NAMES: readonly string[] = ['RUSTUP_HOME', 'CARGO_HOME', 
 export const PROXY_NAMES: readonly string[] = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS'];
 
 /** Set in the environment of every command of an evolution gate, so a project's tests know where they run. */
-export const EVOLUTION_GATE_MARKER = 'CANDOR_EVOLUTION_GATE';
+const EVOLUTION_GATE_MARKER = 'CANDOR_EVOLUTION_GATE';
 
 /** One use of a child environment: who it is for, and what it adds to the core list. */
 export interface EnvironmentUse {

@@ -4,7 +4,7 @@ import type { ChatMessage } from '../messages';
 import type { AttemptEnding, ChatModel, CompletedRequest, RequestPolicy, StreamOptions, StreamRequest } from './chatModel';
 import { RequestError } from './requestError';
 import { withRetries } from './retry';
-import { classify, streamChat } from './stream';
+import { classify, requestUrl, streamChat } from './stream';
 import { inMemoryUsage, refusesStreamOptions, type StreamUsageMemory } from './streamUsage';
 
 /** The SDK's own limit on one HTTP request; idle streams are cut far sooner by the policy. */
@@ -82,7 +82,9 @@ export function openAiChatModel(client: OpenAI, identity: Identity, policy: Requ
         const response = await client.chat.completions.create({ model: identity.model, messages: [...messages], stream: false }, { signal });
         return response.choices[0]?.message?.content ?? '';
       } catch (err) {
-        throw classify(err, { idleFired: false, cancelled: signal?.aborted === true, idleTimeoutMs: policy.idleTimeoutMs, gotText: false }, secrets);
+        throw classify(err, {
+          idleFired: false, cancelled: signal?.aborted === true, idleTimeoutMs: policy.idleTimeoutMs, gotText: false, url: requestUrl(client.baseURL, '/chat/completions'),
+        }, secrets);
       }
     },
   };

@@ -13,6 +13,8 @@ export class RequestError extends Error {
     message: string,
     readonly status?: number,
     readonly retryAfterMs?: number,
+    /** The URL the request went to, when it reached the network: the chat shows it. */
+    readonly url?: string,
   ) {
     super(message);
     this.name = 'RequestError';
@@ -29,9 +31,9 @@ export class RequestError extends Error {
   describe(): string {
     switch (this.kind) {
       case 'connection':
-        return `Could not reach the provider (${this.message}). Check candor.baseUrl and that the server is running.`;
+        return `Could not reach the provider${this.url ? ` at ${this.url}` : ''} (${clause(this.message)}). Check candor.baseUrl and that the server is running.`;
       case 'http':
-        return describeStatus(this.status, this.message);
+        return describeStatus(this.status, providerText(this.message, this.status), this.url);
       case 'idle-timeout':
         return `The provider sent nothing for ${this.message}; the request was cut (candor.request.idleTimeoutSeconds).`;
       case 'cut':
@@ -44,23 +46,55 @@ export class RequestError extends Error {
   }
 }
 
-function describeStatus(status: number | undefined, message: string): string {
+function describeStatus(status: number | undefined, message: string, url: string | undefined): string {
+  const at = url ? ` for ${url}` : '';
   switch (status) {
     case 401:
     case 403:
-      return `The provider refused the API key (HTTP ${status}). Run "Candor: Set API Key".`;
+      return `The provider refused the API key (HTTP ${status}${at}). Run "Candor: Set API Key".`;
     case 404:
-      return `The provider does not know this model or path (HTTP 404: ${message}). Run "Candor: Select Model".`;
+      return `The provider answered HTTP 404 (not found)${at}: ${clause(message)}. ${notFoundHint(url)}`;
     case 429:
-      return `The provider is rate limiting (HTTP 429: ${message}).`;
+      return `The provider is rate limiting (HTTP 429: ${clause(message)}).`;
     default:
-      return `The provider answered HTTP ${status ?? '?'}: ${message}`;
+      return `The provider answered HTTP ${status ?? '?'}: ${clause(message)}${url ? ` (${url})` : ''}.`;
   }
+}
+
+/**
+ * A 404 is a wrong path or a model the provider does not have. Most
+ * OpenAI-compatible servers serve the API under `/v1`: a base URL without it
+ * is the usual wrong path.
+ */
+function notFoundHint(url: string | undefined): string {
+  if (url !== undefined && missesV1(url)) return 'Is /v1 missing from candor.baseUrl? Most servers serve the API under …/v1. Otherwise run "Candor: Select Model".';
+  return 'Check the model id: run "Candor: Select Model".';
+}
+
+/** Whether the path of a request URL has no `/v1` segment (`http://host:8080/chat/completions`). */
+export function missesV1(url: string): boolean {
+  let pathname: string;
+  try {
+    pathname = new URL(url).pathname;
+  } catch {
+    return false;
+  }
+  return !/(^|\/)v1(\/|$)/.test(pathname);
+}
+
+/** The provider's words, without the status the SDK puts in front of a plain-text body ("404 404 page not found"). */
+function providerText(message: string, status: number | undefined): string {
+  return status === undefined ? message : message.replace(new RegExp(`^${status}\\s+`), '');
+}
+
+/** Text to put in a sentence of ours: no full stop of its own ("Connection error." in parentheses, then ours). */
+function clause(text: string): string {
+  return text.trim().replace(/[.!。]+$/u, '');
 }
 
 /** Thrown with what arrived before the failure, so the chat can keep it. */
 export class PartialReplyError extends RequestError {
   constructor(cause: RequestError, readonly partial: string) {
-    super(cause.kind, cause.message, cause.status, cause.retryAfterMs);
+    super(cause.kind, cause.message, cause.status, cause.retryAfterMs, cause.url);
   }
 }

@@ -80,7 +80,9 @@ export async function streamChat(client: OpenAI, request: ChatRequest, options: 
     }
   } catch (err) {
     // The key this client sends is redacted from whatever the provider echoes back.
-    const cause = classify(err, { idleFired, cancelled: options.signal?.aborted === true, idleTimeoutMs: options.idleTimeoutMs, gotText: content.length > 0 }, client.apiKey ? [client.apiKey] : []);
+    const cause = classify(err, {
+      idleFired, cancelled: options.signal?.aborted === true, idleTimeoutMs: options.idleTimeoutMs, gotText: content.length > 0, url: requestUrl(client.baseURL, '/chat/completions'),
+    }, client.apiKey ? [client.apiKey] : []);
     throw content.length > 0 ? new PartialReplyError(cause, content) : cause;
   } finally {
     clearTimeout(timer);
@@ -104,6 +106,22 @@ interface FailureContext {
   readonly cancelled: boolean;
   readonly idleTimeoutMs: number;
   readonly gotText: boolean;
+  /** Where the request went (shown with a connection or HTTP error). */
+  readonly url?: string;
+}
+
+/**
+ * The URL of an endpoint as the chat may show it: no user, password or
+ * query (where a key may travel), only scheme, host, port and path.
+ */
+export function requestUrl(baseUrl: string, path: string): string {
+  const joined = `${baseUrl.replace(/\/+$/, '')}${path}`;
+  try {
+    const url = new URL(joined);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return joined;
+  }
 }
 
 /**
@@ -119,12 +137,12 @@ export function classify(err: unknown, context: FailureContext, secrets: readonl
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const retryAfter = parseRetryAfter(err.headers?.get?.('retry-after') ?? null);
     const message = (err.error as { message?: unknown } | undefined)?.message;
-    return new RequestError('http', redact(typeof message === 'string' ? message : err.message, secrets), err.status, retryAfter);
+    return new RequestError('http', redact(typeof message === 'string' ? message : err.message, secrets), err.status, retryAfter, context.url);
   }
   const text = redact(errorMessage(err), secrets);
   if (err instanceof SyntaxError || /JSON|parse/i.test(text)) return new RequestError('malformed', text.slice(0, 200));
   if (err instanceof OpenAI.APIConnectionError || /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|fetch failed|socket|terminated|ECONNRESET|other side closed/i.test(text)) {
-    return context.gotText ? new RequestError('cut', text) : new RequestError('connection', text);
+    return context.gotText ? new RequestError('cut', text) : new RequestError('connection', text, undefined, undefined, context.url);
   }
   return new RequestError('cut', text);
 }

@@ -17,8 +17,12 @@ export interface SessionSummary {
  * are here however long the session grew.
  */
 export const HEAD_BYTES = 4096;
-/** A session with neither a title record nor a user message within its first HEAD_BYTES. */
-export const UNTITLED = 'Untitled';
+/**
+ * A session with neither a title record nor a user message within its first
+ * HEAD_BYTES: one name wherever a session without a title shows (the chat's
+ * header, Open Session).
+ */
+export const UNTITLED = 'New session';
 const TITLE_CHARS = 60;
 
 /** A session's title from the text of its first user message: one line, at most 60 characters. */

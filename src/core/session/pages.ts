@@ -13,7 +13,7 @@ export type FindDirection = 'older' | 'newer';
 export interface FindResult {
   /** The entry found, and where it is. */
   readonly hit?: { readonly id: string; readonly index: number };
-  /** Which match it is, counted from the oldest (1-based), and how many there are. */
+  /** Which match the view lands on, counted from the oldest (1-based) over every occurrence, and how many there are. */
   readonly ordinal: number;
   readonly total: number;
 }
@@ -62,16 +62,27 @@ export class TranscriptPages {
   /**
    * The next entry whose text holds `query` (any case), going `direction`
    * from the entry `from` (from the newest end when absent), wrapping around.
+   * Every occurrence counts: `total` is the number of matches in the
+   * session, and `ordinal` that of the match the view lands on in the entry
+   * found (its last going older, its first going newer), so that the view
+   * can step through the matches of one entry by itself.
    * `shown` gives an entry's text as the chat shows it (redacted): a match
    * only in what the chat never shows is no match.
    */
   find(query: string, from: string | undefined, direction: FindDirection, shown: (text: string) => string): FindResult {
     if (query.trim() === '') return { ordinal: 0, total: 0 };
-    const pattern = new RegExp(query.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+    const source = query.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp(source, 'i');
+    const every = new RegExp(source, 'gi');
     const matches: number[] = [];
+    const counts: number[] = [];
     this.list.forEach((entry, index) => {
       const text = searchText(entry);
-      if (pattern.test(text) && pattern.test(shown(text))) matches.push(index);
+      const count = pattern.test(text) ? (shown(text).match(every) ?? []).length : 0;
+      if (count > 0) {
+        matches.push(index);
+        counts.push(count);
+      }
     });
     if (matches.length === 0) return { ordinal: 0, total: 0 };
     const at = from === undefined ? undefined : this.positions.get(from);
@@ -84,7 +95,9 @@ export class TranscriptPages {
       pick = newer >= matches.length ? 0 : newer;
     }
     const index = matches[pick] as number;
-    return { hit: { id: (this.list[index] as TranscriptEntry).id, index }, ordinal: pick + 1, total: matches.length };
+    const before = counts.slice(0, pick).reduce((sum, n) => sum + n, 0);
+    const ordinal = direction === 'older' ? before + (counts[pick] as number) : before + 1;
+    return { hit: { id: (this.list[index] as TranscriptEntry).id, index }, ordinal, total: counts.reduce((sum, n) => sum + n, 0) };
   }
 
   dispose(): void {

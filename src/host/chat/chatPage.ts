@@ -18,6 +18,10 @@ export const CHAT_BODY = `<header>
     <p>To use a real model, set <code>candor.baseUrl</code> (any OpenAI-compatible endpoint) and <code>candor.model</code>, then run <em>Candor: Set API Key</em> (or set <code>OPENAI_API_KEY</code>).</p>
   </section>
   <details id="rants-panel"><summary id="rants-summary">Rants</summary><div id="rants-body"></div></details>
+  <section id="empty-hint" hidden aria-label="New session">
+    <p>A new session. Ask about the code in this workspace: Candor can read and search its files, see its git status and history, and propose edits for you to accept.</p>
+    <p><code>/rant</code> followed by a complaint records what went wrong; Ctrl+F finds in the chat.</p>
+  </section>
   <div id="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="0"></div>
   <div id="composer">
     <textarea id="input" aria-label="Message Candor" placeholder="Message Candor (Enter to send, Shift+Enter for a new line, /rant to complain)"></textarea>

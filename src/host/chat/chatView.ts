@@ -8,6 +8,9 @@ import { safePreview, webviewPage } from '../platform/webviewPage';
 import { MessageRouter, type MessageHandlers } from './router';
 import { CHAT_BODY } from './chatPage';
 
+/** globalState: the chat was shown on a first run. */
+const FIRST_RUN_KEY = 'candor.chatShownOnFirstRun';
+
 /**
  * The chat webview view (`candor.chat`). It renders what the host posts and
  * hands what the user does to `router`, where each feature handles its own
@@ -19,6 +22,8 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
   readonly router: MessageRouter;
   private view: vscode.WebviewView | undefined;
   private ready = false;
+  /** A command showed the view before its webview said ready: the message box takes the focus once it does. */
+  private focusWhenReady = false;
   private readonly redaction: ViewRedaction;
   private readonly becameReady = this.register(new vscode.EventEmitter<void>());
   /** The webview (re)started and said `ready`: each feature posts what it shows. */
@@ -68,6 +73,7 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
         this.ready = true;
         this.log.trace('chat view ready');
         this.becameReady.fire();
+        if (this.focusWhenReady) this.focusInput();
       },
       runCommand: async (message) => {
         await vscode.commands.executeCommand(message.command);
@@ -75,9 +81,32 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
     };
   }
 
+  /** Shows the chat with the cursor in the message box, as every command that shows it does. */
   async reveal(): Promise<void> {
-    if (this.view) this.view.show(true);
+    if (this.view) this.view.show(false);
     else await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+    this.focusInput();
+  }
+
+  /**
+   * The first activation after install shows the chat once, so that a new
+   * user finds it; the flag is set first, so a user who closes it never
+   * sees it open by itself again.
+   */
+  async showOnFirstRun(state: vscode.Memento): Promise<void> {
+    if (state.get<boolean>(FIRST_RUN_KEY)) return;
+    await state.update(FIRST_RUN_KEY, true);
+    this.log.info('first run: showing the chat');
+    await this.reveal();
+  }
+
+  private focusInput(): void {
+    if (!this.view || !this.ready) {
+      this.focusWhenReady = true;
+      return;
+    }
+    this.focusWhenReady = false;
+    this.post({ type: 'focus' });
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {

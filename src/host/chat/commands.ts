@@ -49,20 +49,21 @@ export function registerChatCommands(deps: CommandDeps): vscode.Disposable[] {
     }),
     run('candor.showDrift', async () => {
       await deps.view.reveal();
-      deps.view.post({ type: 'drift', drift: driftView(chat) });
+      deps.view.post({ type: 'drift', drift: driftView(chat, (slug) => deps.providers.nameOf(slug)) });
     }),
     run('candor.showLog', () => deps.channel.show()),
   ];
 }
 
-export function driftView(chat: ChatController): DriftView {
+/** The drift view; `name` turns a provider's slug into the host and port a person knows. */
+export function driftView(chat: ChatController, name: (slug: string) => string): DriftView {
   const read = chat.drift.readDrift();
   const open = read.open.find((w) => w.session === chat.currentSession.id) ?? read.open[read.open.length - 1];
   const opening = open?.losses[0];
   return {
     totals: read.totals,
-    openWindow: opening ? { since: opening.ts, reason: open.losses.map((l) => l.reason).join(' + '), model: opening.model, provider: opening.provider } : undefined,
-    points: read.events.flatMap((e) => (e.event === 'anchor_drift' ? [{ ts: e.ts, delta: e.delta, windowMaxEst: e.window_max_est, model: e.model, provider: e.provider }] : [])),
+    openWindow: opening ? { since: opening.ts, reason: open.losses.map((l) => l.reason).join(' + '), model: opening.model, provider: name(opening.provider) } : undefined,
+    points: read.events.flatMap((e) => (e.event === 'anchor_drift' ? [{ ts: e.ts, delta: e.delta, windowMaxEst: e.window_max_est, model: e.model, provider: name(e.provider) }] : [])),
     skippedLines: read.skipped,
   };
 }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { gaugeAccessibilityLabel, gaugeText, gaugeTooltip, type GaugeState } from '../../core/context/gauge';
 import { Disposable } from '../platform/lifecycle';
+import { providerName } from '../provider/provider';
 
 /** The status bar item `candor.gauge`: the context, anchored or estimated, and the warning state. */
 export class StatusGauge extends Disposable {
@@ -16,9 +17,49 @@ export class StatusGauge extends Disposable {
   show(state: GaugeState): void {
     this.item.text = gaugeText(state);
     this.item.accessibilityInformation = { label: gaugeAccessibilityLabel(state), role: 'button' };
-    this.item.tooltip = gaugeTooltip(state);
+    this.item.tooltip = personTooltip(state, configuredProviderName);
     // Warning colour while a loss window warns, and at no other time.
     this.item.backgroundColor = state.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
   }
+}
+
+/**
+ * The gauge's tooltip in words a person uses, every number kept: the lines
+ * that speak of anchors, deltas and loss windows say what they mean, and a
+ * provider is named by its host and port, not by its slug (which stays in
+ * the data files).
+ */
+function personTooltip(state: GaugeState, name: (slug: string) => string): string {
+  return gaugeTooltip(state).split('\n').map((line) => {
+    if (line.startsWith('Context: ')) return contextLine(state);
+    if (line.startsWith('Anchor: ')) return anchorLine(state, name);
+    if (line.startsWith('Drift: ') && state.totals) return driftLine(state.totals);
+    return line;
+  }).join('\n');
+}
+
+const tokens = (n: number): string => n.toLocaleString('en-US');
+
+function contextLine(state: GaugeState): string {
+  const how = state.anchored ? 'from the provider\'s own count' : 'Candor\'s estimate';
+  return `Context: ${tokens(state.projected)} of ${tokens(state.window)} tokens (${how})`;
+}
+
+function anchorLine(state: GaugeState, name: (slug: string) => string): string {
+  const anchor = state.anchor;
+  if (!anchor) return 'No provider count yet: the number is Candor\'s own estimate until a reply reports its usage.';
+  return `Last count from the provider: ${tokens(anchor.real)} tokens (Candor had estimated ${tokens(anchor.est)}), ${anchor.model} @ ${name(anchor.provider)}`;
+}
+
+function driftLine(t: NonNullable<GaugeState['totals']>): string {
+  return `History: the provider stopped reporting usage ${t.windows} time(s), ${t.warned} with a warning; it counted again ${t.drifts} time(s), `
+    + `with a total difference of ${tokens(t.abs_delta_sum)} tokens from Candor's estimates`;
+}
+
+/** The provider's host and port when the slug is that of a base URL in the settings; else the slug. */
+function configuredProviderName(slug: string): string {
+  const config = vscode.workspace.getConfiguration('candor');
+  const baseUrl = config.get<string>('baseUrl') ?? '';
+  return providerName(slug, [baseUrl]);
 }

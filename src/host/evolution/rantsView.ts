@@ -25,6 +25,8 @@ export function rantsMessage(evolution: EvolutionFeature): HostMessage {
       diffstat: r.diffstat,
       gateTail: r.gate?.tail ?? null,
       gatePassed: r.gate?.passed ?? null,
+      gateFlaky: r.gate?.flaky === true,
+      gateCounts: r.gate?.passing !== undefined ? { passing: r.gate.passing, failing: r.gate.failing ?? 0, skipped: r.gate.skipped ?? 0 } : null,
     })),
   };
 }

@@ -13,6 +13,7 @@ import type { Logger } from '../../core/log';
 import type { ProviderInfo } from '../../protocol/chat';
 import type { CandorSettings } from '../settings/config';
 import { errorMessage } from '../../core/errorMessage';
+import { providerSlug } from '../../core/context/slug';
 
 const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
 
@@ -59,11 +60,17 @@ export class Providers implements TextModel {
     const settings = this.settings();
     const identity = this.identity(settings);
     return {
-      label: settings.baseUrl ? `${identity.model || '(no model)'} @ ${identity.provider}` : OFFLINE_LABEL,
+      label: settings.baseUrl ? `${identity.model || '(no model)'} @ ${hostOf(settings.baseUrl)}` : OFFLINE_LABEL,
       model: identity.model,
       provider: identity.provider,
       offline: !settings.baseUrl,
     };
+  }
+
+  /** How a person names the provider of `slug`: its host and port when a base URL in the settings has that slug. */
+  nameOf(slug: string): string {
+    const settings = this.settings();
+    return providerName(slug, [settings.baseUrl, ...settings.models.flatMap((m) => (m.baseUrl ? [m.baseUrl] : []))]);
   }
 
   /** The ChatModel of the settings in force: the same object until they change. */
@@ -177,6 +184,27 @@ export class Providers implements TextModel {
     }
     const cached = this.scenarioCache.scenario;
     return cached instanceof ScenarioError ? errorScenario(`The offline scenario is invalid: ${cached.message}`) : cached;
+  }
+}
+
+/**
+ * A provider as a person names it: `127.0.0.1:18081` for the slug
+ * `127-0-0-1-18081`, when one of `baseUrls` has that slug; the slug
+ * otherwise (it cannot be turned back into a host). The slug stays the
+ * identity in every data file (docs/architecture.md, "Context gate").
+ */
+export function providerName(slug: string, baseUrls: readonly string[]): string {
+  if (slug === 'offline') return 'the offline demo';
+  const url = baseUrls.find((u) => u.trim() !== '' && providerSlug(u) === slug);
+  return url === undefined ? slug : hostOf(url);
+}
+
+/** The host and port of a base URL, as the address bar shows them (`https://api.openai.com/v1` → `api.openai.com`). */
+function hostOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl.trim()).host || baseUrl;
+  } catch {
+    return baseUrl;
   }
 }
 

@@ -5,6 +5,8 @@ import type { Providers } from './provider';
 import type { Settings } from '../settings/config';
 import { modelWriteTarget, type CandorSettings, type ModelChoice } from '../../core/settings/resolve';
 import { errorMessage } from '../../core/errorMessage';
+import { missesV1 } from '../../core/provider/requestError';
+import { requestUrl } from '../../core/provider/stream';
 
 const ENTER_ID = 'Enter a model id…';
 
@@ -13,6 +15,17 @@ interface ModelPick extends vscode.QuickPickItem {
   readonly baseUrl?: string;
   /** Where the entry came from: `local` is a server found on a port of `candor.localServers`. */
   readonly source?: ModelChoice['source'] | 'local';
+  /** The row that says the provider's list could not be read: picking it opens candor.baseUrl. */
+  readonly listFailed?: true;
+}
+
+/** The provider's model list, or why there is none. */
+interface ProviderList {
+  readonly ids: readonly string[];
+  /** "HTTP 404", "no connection": the list was asked for and did not come. */
+  readonly failure?: string;
+  /** The URL that was asked. */
+  readonly url?: string;
 }
 
 /**
@@ -28,11 +41,15 @@ interface ModelPick extends vscode.QuickPickItem {
 export async function selectModel(settings: Settings, providers: Providers, log: Logger): Promise<void> {
   const current = settings.read();
   // The picker opens at once and shows its busy state while the lists arrive.
-  const picks = Promise.all([listProviderModels(providers, log), discoverServers(providers, log)])
+  const picks = Promise.all([listProviderModels(providers, current.baseUrl, log), discoverServers(providers, log)])
     .then(([listed, local]) => picksOf(current, listed, localChoices(local, current.baseUrl), providers.identity().model));
 
   const pick = await vscode.window.showQuickPick(picks, { title: 'Candor: Select Model', placeHolder: `Current: ${providers.info().label}` });
   if (!pick) return;
+  if (pick.listFailed) {
+    await vscode.commands.executeCommand('workbench.action.openSettings', { query: 'candor.baseUrl' });
+    return;
+  }
   let model = pick.model;
   if (pick.label === ENTER_ID) {
     model = (await vscode.window.showInputBox({ title: 'Candor: Select Model', prompt: 'Model id, as the provider names it', validateInput: (v) => (v.trim() ? undefined : 'Enter a model id.') }))?.trim();
@@ -57,8 +74,9 @@ export async function selectModel(settings: Settings, providers: Providers, log:
   log.info(`context window for ${model}: ${window.tokens} tokens (${window.source})`);
 }
 
-function picksOf(current: CandorSettings, listed: readonly string[], local: readonly LocalChoice[], currentModel: string): ModelPick[] {
+function picksOf(current: CandorSettings, list: ProviderList, local: readonly LocalChoice[], currentModel: string): ModelPick[] {
   const picks: ModelPick[] = [];
+  const listed = list.ids;
   for (const choice of current.models) {
     const where = choice.source === 'workspace' ? 'workspace settings' : 'candor.models';
     picks.push({ label: choice.model, description: choice.baseUrl ? `on ${choice.baseUrl} (${where})` : where, model: choice.model, baseUrl: choice.baseUrl, source: choice.source });
@@ -66,18 +84,31 @@ function picksOf(current: CandorSettings, listed: readonly string[], local: read
   if (listed.length > 0) picks.push({ label: 'Provider', kind: vscode.QuickPickItemKind.Separator });
   for (const id of listed) if (!picks.some((p) => p.model === id && !p.baseUrl)) picks.push({ label: id, description: 'from the provider', model: id });
   for (const p of picks) if (p.model === currentModel && !p.baseUrl) p.detail = 'current';
+  if (list.failure) picks.push(failureRow(list.failure, list.url));
   if (local.length > 0) picks.push({ label: 'Local servers', kind: vscode.QuickPickItemKind.Separator });
   for (const choice of local) picks.push({ label: choice.model, description: choice.description, model: choice.model, baseUrl: choice.baseUrl, source: 'local' });
   picks.push({ label: ENTER_ID, alwaysShow: true });
   return picks;
 }
 
-async function listProviderModels(providers: Providers, log: Logger): Promise<string[]> {
+/**
+ * A row, never a model: the provider's list could not be read, where it was
+ * asked for, and — for a URL without /v1 — the likely reason.
+ */
+function failureRow(failure: string, url: string | undefined): ModelPick {
+  const hint = url !== undefined && missesV1(url) ? 'Is /v1 missing from candor.baseUrl? Pick this row to open the setting.' : 'Pick this row to open candor.baseUrl.';
+  return { label: `$(warning) Could not list models: ${failure}`, description: url, detail: hint, alwaysShow: true, listFailed: true };
+}
+
+async function listProviderModels(providers: Providers, baseUrl: string, log: Logger): Promise<ProviderList> {
   try {
-    return await providers.listModels(AbortSignal.timeout(5000));
+    return { ids: await providers.listModels(AbortSignal.timeout(5000)) };
   } catch (err) {
-    log.info(`the provider has no model list: ${errorMessage(err)}`);
-    return [];
+    log.info(`the provider's model list could not be read: ${errorMessage(err)}`);
+    // No base URL is the offline provider: its list never fails for a reason the user can fix.
+    if (!baseUrl.trim()) return { ids: [] };
+    const status = (err as { status?: unknown } | null)?.status;
+    return { ids: [], failure: typeof status === 'number' ? `HTTP ${status}` : 'no answer from the provider', url: requestUrl(baseUrl, '/models') };
   }
 }
 

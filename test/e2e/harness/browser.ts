@@ -301,3 +301,23 @@ function escapeRegExp(s: string): string {
 function cssEscape(s: string): string {
   return s.replace(/["\\]/g, '\\$&');
 }
+
+/**
+ * Whether the keyboard is in the chat's message box: the webview frame that
+ * holds it has the focus, and the box is its focused element.
+ */
+export async function chatInputFocused(page: Page): Promise<boolean> {
+  for (const frame of page.frames()) {
+    if (frame === page.mainFrame()) continue;
+    try {
+      const focused = await frame.evaluate(() => {
+        const active = document.activeElement;
+        return document.hasFocus() && active instanceof HTMLTextAreaElement && active.getAttribute('aria-label') === 'Message Candor';
+      });
+      if (focused) return true;
+    } catch {
+      // the frame navigated or detached while we looked
+    }
+  }
+  return false;
+}

@@ -3,3 +3,4 @@ export * from './browser';
 export * from './codeServer';
 export * from './fixtures';
 export * from './suite';
+export * from './axe';

@@ -4,9 +4,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { openWorkbench, screenshot, statusBarItem, type Workbench } from './browser';
+import { chatInputFocused, openWorkbench, screenshot, statusBarItem, webviewByRole, type Workbench } from './browser';
 import { repoRoot, startVsCode, type StartOptions, type VsCode } from './codeServer';
-import { makeWorkspace, type TempWorkspace, type WorkspaceOptions } from './fixtures';
+import { eventually, makeWorkspace, type TempWorkspace, type WorkspaceOptions } from './fixtures';
 
 /** The VSIX `npm run package` builds: candor-<version>.vsix in the repository root. */
 export function packagedVsix(): string {
@@ -25,6 +25,12 @@ export interface SuiteOptions {
    * one; return `vsix: ''` for a bare workbench.
    */
   start?: (ws: TempWorkspace) => Omit<StartOptions, 'workspace'>;
+  /**
+   * Candor shows its chat on the first activation after install; every suite
+   * starts with a fresh profile, so the harness waits for it (default), and
+   * a test's first step never races with it. false: do not wait.
+   */
+  chatAtStart?: boolean;
 }
 
 export interface SuiteContext {
@@ -57,6 +63,7 @@ export function useWorkbench(options: SuiteOptions = {}): SuiteContext {
       // Candor activates on startup finished; its gauge appearing means its
       // commands are registered, so a test may open the palette at once.
       if (vsix !== '') await statusBarItem(ctx.page, 'candor.gauge').waitFor({ state: 'visible', timeout: 90_000 });
+      if (vsix !== '' && options.chatAtStart !== false) await chatOpenedAtStart(ctx.page);
     } catch (err) {
       // afterEach does not run for a failed hook: keep the logs here.
       ctx.vs.saveDiagnostics(`FAILED ${this.test?.parent?.fullTitle() ?? 'suite'} before`);
@@ -80,4 +87,27 @@ export function useWorkbench(options: SuiteOptions = {}): SuiteContext {
   });
 
   return ctx;
+}
+
+/**
+ * The first run's chat: its message box shows, and takes the keyboard,
+ * without anything being clicked. Waiting for the focus too means it has
+ * landed before the test's first step: a palette opened earlier would close
+ * when it does.
+ */
+async function chatOpenedAtStart(page: Page): Promise<void> {
+  try {
+    const input = await webviewByRole(page, 'textbox', 'Message Candor', 60_000);
+    await input.waitFor({ state: 'visible', timeout: 30_000 });
+    // VS Code focuses a view it opened once the webview has loaded, and Candor
+    // puts the cursor in the message box once it says ready: in either order.
+    // The focus counts when it stays for a second.
+    await eventually(async () => {
+      if (!(await chatInputFocused(page))) return undefined;
+      await page.waitForTimeout(1_000);
+      return (await chatInputFocused(page)) ? true : undefined;
+    }, 30_000, 'the message box keeps the focus');
+  } catch (err) {
+    throw new Error(`the chat did not open by itself on the first activation, with the cursor in it: ${String(err)}`);
+  }
 }

@@ -61,7 +61,7 @@ describe('paging back through a session and finding in it', () => {
     const { file } = writeLongSession(dir, { messages: 100 });
     const session = await Session.load(file);
     const pages = new TranscriptPages(session);
-    // "step 1" is in questions and replies 1 and 10..19.
+    // "step 1" is in questions and replies 1 and 10..19; a reply says "step N" twice: 33 matches in 22 messages, each counted.
     const ids: string[] = [];
     let from: string | undefined;
     for (let i = 0; i < 3; i++) {
@@ -69,15 +69,15 @@ describe('paging back through a session and finding in it', () => {
       assert.ok(found.hit);
       ids.push(found.hit.id);
       from = found.hit.id;
-      assert.equal(found.total, 22);
-      assert.equal(found.ordinal, 22 - i);
+      assert.equal(found.total, 33, 'every match counts, not every message');
+      assert.equal(found.ordinal, [33, 31, 30][i]);
     }
     const back = pages.find('step 1', from, 'newer', shownAs);
     assert.equal(back.hit?.id, ids[1]);
     const newest = pages.find('step 1', undefined, 'newer', shownAs);
     assert.equal(newest.ordinal, 1, 'newer from nowhere starts at the oldest');
     const wrapped = pages.find('step 1', newest.hit?.id, 'older', shownAs);
-    assert.equal(wrapped.ordinal, 22, 'older than the oldest wraps to the newest');
+    assert.equal(wrapped.ordinal, 33, 'older than the oldest wraps to the newest');
     assert.deepEqual(pages.find('no such words', undefined, 'older', shownAs), { ordinal: 0, total: 0 });
     assert.deepEqual(pages.find('a.*b(', undefined, 'older', shownAs), { ordinal: 0, total: 0 }, 'the query is text, not a pattern');
   });

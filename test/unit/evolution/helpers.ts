@@ -8,7 +8,10 @@ import { parseScenario, type Scenario } from '../../../src/core/offline/scenario
 import { modelAt } from '../provider/models';
 import type { ChatModel } from '../../../src/core/provider/chatModel';
 import type { EvolutionOptions } from '../../../src/core/evolution/pipeline';
-import { GATE_MARKER, detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../src/core/evolution/sandbox';
+import { detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../src/core/evolution/sandbox';
+
+/** What every evolution gate command finds in its environment (src/core/process/environment.ts). */
+const GATE_MARKER = 'CANDOR_EVOLUTION_GATE';
 import { saveRant, type Rant } from '../../../src/core/rants';
 
 // Loading a CA bundle costs every `node` a gate starts half a second on these machines; the tests talk to loopback only.

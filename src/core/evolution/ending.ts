@@ -1,0 +1,58 @@
+import { errorMessage } from '../errorMessage';
+import type { Logger } from '../log';
+import { LockBusyError } from '../process/lockFile';
+import { RequestError } from '../provider/requestError';
+import type { CheckedGate } from './checkedGate';
+import { isEvolutionError } from './errors';
+import type { EvolutionPhase } from './options';
+import type { EvolutionOutcome, GateSummary } from './record';
+import type { GateResult } from './testGate';
+
+/** How an evolution run ended, before it becomes its record (docs/architecture.md, "Evolution"). */
+export interface Ending {
+  readonly outcome: EvolutionOutcome;
+  readonly reason: string;
+  readonly rants?: readonly string[];
+  readonly branch?: string;
+  readonly commit?: string;
+  readonly diffstat?: string;
+  readonly gate?: GateResult;
+  /** Set when the gate was checked for flakiness (HEAD's and the change's gates). */
+  readonly checked?: CheckedGate;
+}
+
+/** A run that cannot proceed, with a reason for people. */
+export class RunFailure extends Error {}
+
+/** The record's `gate`: the verdict, its tail, and what the runner's summary line counted. */
+export function gateSummary(ending: Ending): GateSummary | null {
+  if (ending.gate === undefined) return null;
+  const { passed, ms, tail } = ending.gate;
+  const checked = ending.checked;
+  if (checked === undefined) return { passed, ms, tail };
+  return {
+    passed: passed && !checked.flaky,
+    ms: checked.ms,
+    tail,
+    ...(checked.flaky ? { flaky: true } : {}),
+    ...(checked.counts !== undefined ? { passing: checked.counts.passing, failing: checked.counts.failing, skipped: checked.counts.skipped } : {}),
+  };
+}
+
+/** The ending of a run that threw: an `error` record with a reason for people, or `discarded` when the user cancelled. */
+export function failureEnding(err: unknown, at: { readonly phase: EvolutionPhase; readonly cancelled: boolean; readonly cloned: boolean; readonly log?: Logger }): Ending {
+  if (err instanceof RunFailure) return { outcome: 'error', reason: err.message };
+  if (isEvolutionError(err, 'cancelled') || at.cancelled) {
+    return { outcome: 'discarded', reason: `cancelled by the user during ${at.phase}${at.cloned ? '; the clone is restored' : ''}` };
+  }
+  if (err instanceof LockBusyError) return { outcome: 'error', reason: err.message };
+  if (err instanceof RequestError) return { outcome: 'error', reason: `the model request failed during ${at.phase}: ${err.kind}${err.status !== undefined ? ` ${err.status}` : ''} — ${err.message}` };
+  const message = errorMessage(err);
+  at.log?.error(`evolution run failed during ${at.phase}: ${err instanceof Error && err.stack ? err.stack : message}`);
+  return { outcome: 'error', reason: `failed during ${at.phase}: ${message}` };
+}
+
+export function firstLine(text: string): string {
+  const line = text.trim().split('\n', 1)[0] ?? '';
+  return line.length > 100 ? `${line.slice(0, 100)}…` : line;
+}
