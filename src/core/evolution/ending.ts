@@ -56,3 +56,17 @@ export function firstLine(text: string): string {
   const line = text.trim().split('\n', 1)[0] ?? '';
   return line.length > 100 ? `${line.slice(0, 100)}…` : line;
 }
+
+/**
+ * What triage did, in a line: `3 rant(s) routed (2 agent-code, 1 confusion); 1 left new, …`.
+ * The offline demo answers from a script and cannot sort rants: the line says so instead of "left new" with no reason.
+ */
+export function triageLine(decisions: ReadonlyArray<{ readonly class?: string | null }>, left: number, offline: boolean): string {
+  const counts = new Map<string, number>();
+  for (const d of decisions) counts.set(d.class ?? 'none', (counts.get(d.class ?? 'none') ?? 0) + 1);
+  const routed = [...counts].map(([cls, n]) => `${n} ${cls}`).join(', ');
+  const leftNew = offline && left > 0
+    ? `the offline demo gives scripted replies and cannot sort rants: ${left} left new. Set candor.baseUrl and candor.model to a real model, then run evolution again`
+    : `${left} left new, to be asked again on the next run`;
+  return `${decisions.length} rant(s) routed${routed !== '' ? ` (${routed})` : ''}; ${leftNew}`;
+}

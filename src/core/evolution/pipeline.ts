@@ -30,7 +30,7 @@ import { dataDirRefusal } from '../settings/dataDirRules';
 import { errorMessage } from '../errorMessage';
 
 import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';
-import { failureEnding, firstLine, gateSummary, RunFailure, type Ending } from './ending';
+import { failureEnding, firstLine, gateSummary, RunFailure, triageLine, type Ending } from './ending';
 
 export { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions };
 
@@ -180,16 +180,7 @@ class EvolutionRun {
     this.#enter('triage');
     const o = this.options;
     const result = await triage(o.dataDir, { codeRouting, model: o.triageModel ?? o.model, readme, signal: o.signal, clock: this.#clock });
-    const counts = new Map<string, number>();
-    for (const d of result.decisions) counts.set(d.class ?? 'none', (counts.get(d.class ?? 'none') ?? 0) + 1);
-    const routed = [...counts].map(([cls, n]) => `${n} ${cls}`).join(', ');
-    const left = result.unclassified.length;
-    // The offline demo answers from a script: it cannot sort rants, and the run says so instead of "left new" with no reason.
-    const offline = o.triageModel === undefined && o.model?.identity.provider === 'offline';
-    const leftNew = offline && left > 0
-      ? `the offline demo gives scripted replies and cannot sort rants: ${left} left new. Set candor.baseUrl and candor.model to a real model, then run evolution again`
-      : `${left} left new, to be asked again on the next run`;
-    this.io.print(`${result.decisions.length} rant(s) routed${routed !== '' ? ` (${routed})` : ''}; ${leftNew}`);
+    this.io.print(triageLine(result.decisions, result.unclassified.length, o.triageModel === undefined && o.model?.identity.provider === 'offline'));
     for (const d of result.decisions) if (d.status === 'answered' && d.answer !== undefined) this.io.print(`  answered ${d.rant}: ${d.answer}`);
     const picked = result.picked;
     if (codeRouting) this.io.print(picked === undefined ? 'no agent-code rant to act on' : `acting on rant ${picked.rant.id} (agent-code): ${firstLine(picked.rant.text)}`);
