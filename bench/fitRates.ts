@@ -1,7 +1,7 @@
 /**
  * Fits the prior of the calibration (the rates every model with no known
  * tokenizer starts from) to real tokenizers, and writes it into
- * src/core/context/heuristic.ts with `--write`. The extension ships the
+ * src/core/context/fittedPrior.ts with `--write`. The extension ships the
  * numbers, never the tokenizers (docs/architecture.md, "Context gate").
  *
  * Rows: every distinct message of sessions built from the `fit` half of the
@@ -15,6 +15,7 @@
  * Run: `npx tsx bench/fitRates.ts [--write]`.
  */
 import * as fs from 'node:fs';
+import { solveAugmented } from '../src/core/context/linearSolve';
 import * as path from 'node:path';
 import { CLASS_OFFSET, CONTENT_CLASSES, FEATURES, FEATURE_COUNT, MESSAGES, measureParts, PRIOR_RATES, UNMEASURED, VOCABULARY_FEATURES } from '../src/core/context/heuristic';
 import { PER_MESSAGE_OVERHEAD } from '../src/core/context/messageParts';
@@ -39,7 +40,7 @@ const RIDGE = 1e-3;
  */
 const TIER_RIDGE = 30;
 const TIER_TARGETS = [0.5, 1, 0.5, 1];
-const HEURISTIC_FILE = path.join(__dirname, '../src/core/context/heuristic.ts');
+const HEURISTIC_FILE = path.join(__dirname, '../src/core/context/fittedPrior.ts');
 /** The plain heuristic as rates: 2 characters per token for CJK scripts, 4 for the rest, 3 per message; the runs and tiers 0. */
 const HEURISTIC_RATES: readonly number[] = FEATURES.map((name, i) =>
   i === MESSAGES ? PER_MESSAGE_OVERHEAD : i < MESSAGES ? (['han', 'kana', 'hangul'].includes(name) ? 0.5 : 0.25) : name === 'unmeasured' ? 0.25 : 0,
@@ -123,23 +124,9 @@ export function fit(rows: readonly Row[]): number[] {
   return rates;
 }
 
+/** The normal equations, solved as calibration solves them; a column held at zero is passed over. */
 function solve(rows: number[][]): number[] {
-  const n = rows.length;
-  for (let col = 0; col < n; col++) {
-    let pivot = col;
-    for (let r = col + 1; r < n; r++) if (Math.abs(rows[r]?.[col] ?? 0) > Math.abs(rows[pivot]?.[col] ?? 0)) pivot = r;
-    [rows[col], rows[pivot]] = [rows[pivot] as number[], rows[col] as number[]];
-    const lead = rows[col] as number[];
-    const d = lead[col] ?? 0;
-    if (Math.abs(d) < 1e-12) continue;
-    for (let r = 0; r < n; r++) {
-      if (r === col) continue;
-      const row = rows[r] as number[];
-      const f = (row[col] ?? 0) / d;
-      for (let c = col; c <= n; c++) row[c] = (row[c] ?? 0) - f * (lead[c] ?? 0);
-    }
-  }
-  return rows.map((row, i) => (row[n] ?? 0) / (row[i] ?? 1));
+  return solveAugmented(rows, 'skip') ?? [];
 }
 
 const dot = (a: readonly number[], b: readonly number[]): number => a.reduce((sum, v, i) => sum + v * (b[i] ?? 0), 0);
@@ -199,7 +186,7 @@ function block(rates: readonly number[], table: readonly string[]): string {
     line(CLASS_OFFSET, FEATURE_COUNT),
     '];',
     "/** vocabularyTier's table: two bits per ideograph (U+4E00–U+9FFF), then per hangul syllable (U+AC00–U+D7A3); base64. */",
-    'const TIER_TABLE: readonly string[] = [',
+    'export const TIER_TABLE: readonly string[] = [',
     ...table.map((row) => `  '${row}',`),
     '];',
     '// END FITTED PRIOR',
@@ -211,7 +198,7 @@ export function main(write: boolean): void {
   const table = tierTable();
   if (!table.every((row) => source.includes(`'${row}'`))) {
     // The features of the rows depend on the table: fit on the one written.
-    if (!write) throw new Error('The vocabulary table in heuristic.ts is not the tokenizers\' one: run with --write, then again.');
+    if (!write) throw new Error('The vocabulary table in fittedPrior.ts is not the tokenizers\' one: run with --write, then again.');
     fs.writeFileSync(HEURISTIC_FILE, source.replace(/\/\/ BEGIN FITTED PRIOR[\s\S]*?\/\/ END FITTED PRIOR/, block(PRIOR_RATES, table)));
     console.log('The vocabulary table changed and is written: run again to fit the rates on it.');
     return;
@@ -228,7 +215,7 @@ export function main(write: boolean): void {
     return;
   }
   const updated = source.replace(/\/\/ BEGIN FITTED PRIOR[\s\S]*?\/\/ END FITTED PRIOR/, text);
-  if (updated === source && !source.includes(text)) throw new Error('heuristic.ts has no fitted-prior block to replace');
+  if (updated === source && !source.includes(text)) throw new Error('fittedPrior.ts has no fitted-prior block to replace');
   fs.writeFileSync(HEURISTIC_FILE, updated);
   console.log(`written into ${path.relative(process.cwd(), HEURISTIC_FILE)}`);
 }

@@ -1,4 +1,5 @@
 import type { Identity } from './driftEvents';
+import { solveAugmented } from './linearSolve';
 import { CLASS_OFFSET, CONTENT_CLASSES, FEATURE_COUNT, MESSAGES, PRIOR_RATES, SCRIPT_FEATURES, UNMEASURED, VOCABULARY_FEATURES } from './heuristic';
 
 /**
@@ -205,32 +206,15 @@ export class Calibration {
   }
 }
 
-/** (G + diag(precision)) w = moment + precision·prior, by Gaussian elimination with partial pivoting; undefined when singular. */
+/** (G + diag(precision)) w = moment + precision·prior (linearSolve.ts); undefined when singular. */
 function solveLinear(gram: readonly (readonly number[])[], moment: readonly number[], precision: readonly number[], prior: readonly number[]): number[] | undefined {
-  const n = moment.length;
   const rows = gram.map((row, i) => {
     const copy = [...row];
     copy[i] = (copy[i] ?? 0) + (precision[i] ?? 0);
     copy.push((moment[i] ?? 0) + (precision[i] ?? 0) * (prior[i] ?? 0));
     return copy;
   });
-  for (let col = 0; col < n; col++) {
-    let pivot = col;
-    for (let r = col + 1; r < n; r++) if (Math.abs(rows[r]?.[col] ?? 0) > Math.abs(rows[pivot]?.[col] ?? 0)) pivot = r;
-    [rows[col], rows[pivot]] = [rows[pivot] as number[], rows[col] as number[]];
-    const lead = rows[col] as number[];
-    const d = lead[col] ?? 0;
-    if (Math.abs(d) < 1e-12) return undefined;
-    for (let r = 0; r < n; r++) {
-      if (r === col) continue;
-      const row = rows[r] as number[];
-      const f = (row[col] ?? 0) / d;
-      if (f === 0) continue;
-      for (let c = col; c <= n; c++) row[c] = (row[c] ?? 0) - f * (lead[c] ?? 0);
-    }
-  }
-  const solved = rows.map((row, i) => (row[n] ?? 0) / (row[i] ?? 1));
-  return solved.every(Number.isFinite) ? solved : undefined;
+  return solveAugmented(rows, 'fail');
 }
 
 /**
