@@ -1,9 +1,7 @@
-import { isHandoffBranchName, openWorkspaceRepo, type GuardOptions, type HandOffResult, type UnsavedBufferSource } from '../git';
+import { isHandoffBranchName } from '../git';
 import { environmentSecrets, type SecretSet } from '../redact';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
-import { EvolutionError } from './errors';
-import { repoPaths } from './paths';
 import { CANDOR_IDENTITY, scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
 
 export const RANT_TRAILER = 'Candor-Rant';
@@ -103,34 +101,6 @@ export async function commitOnBranch(scratch: Scratch, input: { readonly branch:
 /** `git revert --no-edit <commit>` as Candor at the clone's HEAD (detached); throws `scratch-git` on a conflict. */
 export async function revertCommit(scratch: Scratch, commit: string, options: ScratchGitOptions = {}): Promise<void> {
   await scratchGit(scratch, [...COMMIT_CONFIG, 'revert', '--no-edit', commit], options);
-}
-
-/**
- * `Candor: Take Evolution Branch`: copies `branch` from the scratch clone of
- * the agent's repository into that repository, ref-only, through the guard
- * (refused unless it is clean).
- */
-export async function handOff(dataDir: string, repository: string, branch: string, unsaved: UnsavedBufferSource, guardOptions: GuardOptions = {}): Promise<HandOffResult> {
-  const repo = await openWorkspaceRepo(repository, guardOptions);
-  const scratch: Scratch = { dataDir, dir: repoPaths(dataDir, repo.root).scratch };
-  try {
-    await scratchGit(scratch, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
-  } catch {
-    throw new EvolutionError('no-branch', `the scratch clone has no branch ${branch}`);
-  }
-  return repo.takeBranch(scratch.dir, branch, { unsaved });
-}
-
-/** The commit of an evolution branch with its full diff, read from the scratch clone (the agent's repository is not touched). */
-export async function branchDiff(dataDir: string, repository: string, branch: string, guardOptions: GuardOptions = {}): Promise<string> {
-  if (!isHandoffBranchName(branch)) throw new EvolutionError('no-branch', `${branch} is not an evolution branch`);
-  const repo = await openWorkspaceRepo(repository, guardOptions);
-  const scratch: Scratch = { dataDir, dir: repoPaths(dataDir, repo.root).scratch };
-  try {
-    return await scratchGit(scratch, ['show', '--stat', '--patch', '--format=fuller', '--no-color', '--no-ext-diff', '--no-textconv', `refs/heads/${branch}`]);
-  } catch {
-    throw new EvolutionError('no-branch', `the scratch clone has no branch ${branch}`);
-  }
 }
 
 /**

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { runEvolution } from '../../../src/core/evolution/pipeline';
 import { gateKey, markGated, readRuns } from '../../../src/core/evolution/record';
 import { rantStatuses, readDecisions } from '../../../src/core/evolution/triage';
-import { handOff } from '../../../src/core/evolution/ship';
+import { handOff } from '../../../src/core/evolution/handOff';
 import { repoPaths } from '../../../src/core/evolution/paths';
 import { isGitGuardError, noUnsavedBuffers } from '../../../src/core/git';
 import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
