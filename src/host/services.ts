@@ -7,7 +7,7 @@ import { appendQueue } from '../core/jsonl';
 import { DisposableStore } from './platform/lifecycle';
 import { createLog } from './platform/log';
 import { Settings, confirmWorkspaceUrls } from './settings/config';
-import { resolveDataDir } from './settings/dataDir';
+import { resolveDataDir } from './dataFolder/dataDir';
 import { ApiKeys } from './provider/secrets';
 import { Notifier } from './platform/notify';
 import { Providers } from './provider/provider';
