@@ -1,7 +1,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { parseArgs, type ToolHost } from '../chat/tools';
-import type { ToolSpec } from '../messages';
+import type { ToolHost } from '../chat/tools';
+import { toolHost, toolSpec, type Tool } from '../tools/toolHost';
 import { redact } from '../redact';
 import { boundText } from '../workspace/bounded';
 import { listFiles } from '../workspace/listFiles';
@@ -11,7 +11,6 @@ import { applyUnifiedDiff } from './applyPatch';
 import { checkRelative, confineForWrite } from './confineWrite';
 import { describeGate, runGate, type GateStep, type GateStepName } from './testGate';
 import type { Sandbox } from './sandbox';
-import { errorMessage } from '../errorMessage';
 
 export interface ChangeToolsOptions {
   /** The scratch clone: the only folder these tools see. */
@@ -32,44 +31,61 @@ export interface ChangeToolsOptions {
 
 const MAX_RESULT_BYTES = 32 * 1024;
 
-function spec(name: string, description: string, properties: Record<string, object>, required: string[]): ToolSpec {
-  return { type: 'function', function: { name, description, parameters: { type: 'object', properties, required, additionalProperties: false } } };
-}
-
-const SPECS: readonly ToolSpec[] = [
-  spec('read_file', 'Read a file of the repository (path relative to its root).', { path: { type: 'string' } }, ['path']),
-  spec('list_files', 'List a folder of the repository.', { path: { type: 'string' }, recursive: { type: 'boolean' } }, ['path']),
-  spec('search_text', 'Find lines containing a plain text (not a regular expression).', { query: { type: 'string' }, path: { type: 'string' } }, ['query']),
-  spec('write_file', 'Create or overwrite a file with the full new content.', { path: { type: 'string' }, content: { type: 'string' } }, ['path', 'content']),
-  spec('apply_patch', 'Apply a unified diff (--- a/file, +++ b/file, @@ hunks); /dev/null creates or deletes a file.', { patch: { type: 'string' } }, ['patch']),
-  spec('run_tests', "Run the project's build and test commands; returns pass/fail and the output's tail.", {}, []),
-];
-
 /**
  * The model's tools during the change phase, confined to the scratch clone:
  * paths are relative; `..`, absolute paths, `.git` and symlinks leading out
  * are refused. Errors come back as the tool's text, never as a crash.
  */
 export function changeTools(options: ChangeToolsOptions): ToolHost {
-  const roots = [options.root];
+  const tools = [...readTools([options.root]), ...writeTools(options), runTestsTool(options)];
+  return toolHost(tools, { bound: (text) => boundText(text, MAX_RESULT_BYTES).text });
+}
+
+function readTools(roots: readonly string[]): Tool[] {
+  return [
+    {
+      spec: toolSpec('read_file', 'Read a file of the repository (path relative to its root).', { path: { type: 'string' } }, ['path']),
+      run: async (args) => (await readFile(roots, checkRelative(args.path))).text,
+    },
+    {
+      spec: toolSpec('list_files', 'List a folder of the repository.', { path: { type: 'string' }, recursive: { type: 'boolean' } }, ['path']),
+      run: async (args) => (await listFiles(roots, checkRelative(args.path ?? '.'), { recursive: args.recursive === true, maxEntries: 1000 })).text,
+    },
+    {
+      spec: toolSpec('search_text', 'Find lines containing a plain text (not a regular expression).', { query: { type: 'string' }, path: { type: 'string' } }, ['query']),
+      run: async (args) => {
+        const dir = args.path === undefined ? undefined : checkRelative(args.path);
+        return (await searchText(roots, String(args.query ?? ''), dir === undefined ? {} : { dir })).text;
+      },
+    },
+  ];
+}
+
+function writeTools(options: ChangeToolsOptions): Tool[] {
   const maxWriteBytes = options.maxWriteBytes ?? 1024 * 1024;
-  const handlers: Record<string, (args: Record<string, unknown>, signal: AbortSignal) => Promise<string>> = {
-    read_file: async (args) => (await readFile(roots, checkRelative(args.path))).text,
-    list_files: async (args) => (await listFiles(roots, checkRelative(args.path ?? '.'), { recursive: args.recursive === true, maxEntries: 1000 })).text,
-    search_text: async (args) => {
-      const dir = args.path === undefined ? undefined : checkRelative(args.path);
-      return (await searchText(roots, String(args.query ?? ''), dir === undefined ? {} : { dir })).text;
+  return [
+    {
+      spec: toolSpec('write_file', 'Create or overwrite a file with the full new content.', { path: { type: 'string' }, content: { type: 'string' } }, ['path', 'content']),
+      run: async (args) => {
+        if (typeof args.content !== 'string') throw new Error('content must be a string');
+        if (Buffer.byteLength(args.content) > maxWriteBytes) throw new Error(`content is larger than ${maxWriteBytes} bytes`);
+        const target = await confineForWrite(options.root, args.path);
+        await fs.mkdir(path.dirname(target.absolute), { recursive: true });
+        await fs.writeFile(target.absolute, args.content);
+        return `${target.exists ? 'wrote' : 'created'} ${target.display} (${Buffer.byteLength(args.content)} bytes)`;
+      },
     },
-    write_file: async (args) => {
-      if (typeof args.content !== 'string') throw new Error('content must be a string');
-      if (Buffer.byteLength(args.content) > maxWriteBytes) throw new Error(`content is larger than ${maxWriteBytes} bytes`);
-      const target = await confineForWrite(options.root, args.path);
-      await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-      await fs.writeFile(target.absolute, args.content);
-      return `${target.exists ? 'wrote' : 'created'} ${target.display} (${Buffer.byteLength(args.content)} bytes)`;
+    {
+      spec: toolSpec('apply_patch', 'Apply a unified diff (--- a/file, +++ b/file, @@ hunks); /dev/null creates or deletes a file.', { patch: { type: 'string' } }, ['patch']),
+      run: async (args) => (await applyUnifiedDiff(options.root, args.patch)).join('\n'),
     },
-    apply_patch: async (args) => (await applyUnifiedDiff(options.root, args.patch)).join('\n'),
-    run_tests: async (_args, signal) => {
+  ];
+}
+
+function runTestsTool(options: ChangeToolsOptions): Tool {
+  return {
+    spec: toolSpec('run_tests', "Run the project's build and test commands; returns pass/fail and the output's tail.", {}, []),
+    run: async (_args, signal) => {
       const result = await runGate(options.testSteps, {
         cwd: options.root,
         sandbox: options.sandbox,
@@ -84,18 +100,6 @@ export function changeTools(options: ChangeToolsOptions): ToolHost {
       });
       // The tail goes to the model provider: redacted like everything else that leaves the run.
       return `${result.passed ? 'PASSED' : 'FAILED'}: ${describeGate(result, options.timeoutMs)}\n${redact(result.tail, options.secrets ?? [])}`;
-    },
-  };
-  return {
-    specs: () => SPECS,
-    async run(name, rawArgs, signal) {
-      const handler = handlers[name];
-      if (handler === undefined) return `Error: there is no tool "${name}". Tools: ${Object.keys(handlers).join(', ')}.`;
-      try {
-        return boundText(await handler(parseArgs(rawArgs), signal), MAX_RESULT_BYTES).text;
-      } catch (err) {
-        return `Error: ${errorMessage(err)}`;
-      }
     },
   };
 }

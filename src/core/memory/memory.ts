@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolSpec } from '../messages';
+import { toolSpec } from '../tools/toolHost';
 import { decodeLossy } from './bytes';
 import { MemoryError } from './errors';
 import { serializedOn } from './fileQueue';
@@ -17,22 +18,12 @@ import { serializedOn } from './fileQueue';
 
 export const MAX_ENTRY_BYTES = 8192;
 
-export const rememberToolSpec: ToolSpec = {
-  type: 'function',
-  function: {
-    name: 'remember',
-    description:
-      "Save a note to this workspace's memory so that future sessions know it: a fact about the project, a decision, a user preference, a command that works. One short self-contained note per call; do not repeat what memory already holds.",
-    parameters: {
-      type: 'object',
-      properties: {
-        text: { type: 'string', description: 'The note, in Markdown; a sentence or a few lines.' },
-      },
-      required: ['text'],
-      additionalProperties: false,
-    },
-  },
-};
+export const rememberToolSpec: ToolSpec = toolSpec(
+  'remember',
+  "Save a note to this workspace's memory so that future sessions know it: a fact about the project, a decision, a user preference, a command that works. One short self-contained note per call; do not repeat what memory already holds.",
+  { text: { type: 'string', description: 'The note, in Markdown; a sentence or a few lines.' } },
+  ['text'],
+);
 
 /** The exact bytes one `remember` call appends. */
 export function entryBytes(text: string, now: Date): Buffer {

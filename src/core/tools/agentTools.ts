@@ -1,11 +1,9 @@
-import type { ToolSpec } from '../messages';
 import type { ToolHost } from '../chat/tools';
-import { parseArgs } from '../chat/tools';
 import type { ReadOnlyGit } from '../git/guard';
 import type { UnsavedBufferSource } from '../git/unsaved';
 import { rememberToolSpec } from '../memory/memory';
 import { gitDiffTool, gitLogTool, gitStatusTool, listFiles, readFile, searchText } from '../workspace';
-import { errorMessage } from '../errorMessage';
+import { stringArg, toolHost, toolSpec, type Tool } from './toolHost';
 
 /** An edit the agent proposes; the host shows it and the user accepts or rejects it. */
 export interface EditProposal {
@@ -30,112 +28,86 @@ export interface AgentToolPorts {
   readonly remember?: (text: string) => Promise<string>;
 }
 
-interface Tool {
-  readonly spec: ToolSpec;
-  run(args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
-}
-
-const fn = (name: string, description: string, properties: Record<string, object>, required: string[] = []): ToolSpec => ({
-  type: 'function',
-  function: { name, description, parameters: { type: 'object', properties, required, additionalProperties: false } },
-});
-
 /**
  * The chat's tools: reads confined to the workspace folders, git reads through
  * the guard, edits only as proposals through the editor. Every output is
  * bounded and says so when it was cut.
  */
 export function agentTools(ports: AgentToolPorts): ToolHost {
-  const tools = new Map<string, Tool>();
-  const add = (tool: Tool): void => void tools.set(tool.spec.function.name, tool);
-  const str = (args: Record<string, unknown>, key: string, fallback?: string): string => {
-    const value = args[key] ?? fallback;
-    if (typeof value !== 'string') throw new Error(`"${key}" must be a string`);
-    return value;
-  };
+  return toolHost([...readTools(ports), ...gitTools(ports), ...proposeTools(ports), ...memoryTools(ports)]);
+}
+
+function readTools(ports: AgentToolPorts): Tool[] {
+  return [
+    {
+      spec: toolSpec('read_file', 'Read a text file of the workspace (bounded; says when it was cut).', { path: { type: 'string', description: 'Path relative to a workspace folder' } }, ['path']),
+      run: async (args) => {
+        const result = await readFile(ports.roots(), stringArg(args, 'path'));
+        return `${result.path} (${result.totalBytes} bytes)\n${result.text}`;
+      },
+    },
+    {
+      spec: toolSpec('list_files', 'List the files and folders under a workspace path.', { path: { type: 'string', description: 'Folder, relative; "." for the root' } }),
+      run: async (args) => (await listFiles(ports.roots(), stringArg(args, 'path', '.'))).text,
+    },
+    {
+      spec: toolSpec('search_text', 'Search the workspace files for a text (case-insensitive).', { query: { type: 'string' }, path: { type: 'string', description: 'Only under this folder' } }, ['query']),
+      run: async (args) => (await searchText(ports.roots(), stringArg(args, 'query'), { dir: typeof args.path === 'string' ? args.path : undefined })).text,
+    },
+  ];
+}
+
+function gitTools(ports: AgentToolPorts): Tool[] {
   const repo = async (args: Record<string, unknown>): Promise<ReadOnlyGit> => {
     const found = await ports.repository(typeof args.folder === 'string' ? args.folder : undefined);
     if (!found) throw new Error('This workspace folder is not a git repository (or git is not installed).');
     return found;
   };
-
-  add({
-    spec: fn('read_file', 'Read a text file of the workspace (bounded; says when it was cut).', { path: { type: 'string', description: 'Path relative to a workspace folder' } }, ['path']),
-    run: async (args) => {
-      const result = await readFile(ports.roots(), str(args, 'path'));
-      return `${result.path} (${result.totalBytes} bytes)\n${result.text}`;
+  return [
+    {
+      spec: toolSpec('git_status', 'The git status of the workspace repository, including unsaved editor buffers.', { folder: { type: 'string' } }),
+      run: async (args) => (await gitStatusTool(await repo(args), { unsaved: ports.unsaved })).text,
     },
-  });
-  add({
-    spec: fn('list_files', 'List the files and folders under a workspace path.', { path: { type: 'string', description: 'Folder, relative; "." for the root' } }),
-    run: async (args) => (await listFiles(ports.roots(), str(args, 'path', '.'))).text,
-  });
-  add({
-    spec: fn('search_text', 'Search the workspace files for a text (case-insensitive).', { query: { type: 'string' }, path: { type: 'string', description: 'Only under this folder' } }, ['query']),
-    run: async (args) => (await searchText(ports.roots(), str(args, 'query'), { dir: typeof args.path === 'string' ? args.path : undefined })).text,
-  });
-  add({
-    spec: fn('git_status', 'The git status of the workspace repository, including unsaved editor buffers.', { folder: { type: 'string' } }),
-    run: async (args) => (await gitStatusTool(await repo(args), { unsaved: ports.unsaved })).text,
-  });
-  add({
-    spec: fn('git_diff', 'Staged and unstaged changes of the workspace repository.', { which: { type: 'string', enum: ['staged', 'unstaged', 'both'] }, folder: { type: 'string' } }),
-    run: async (args) => {
-      const which = args.which === 'staged' || args.which === 'unstaged' ? args.which : 'both';
-      return (await gitDiffTool(await repo(args), { which })).text;
-    },
-  });
-  add({
-    spec: fn('git_log', 'Recent commits of the workspace repository.', { count: { type: 'number' }, folder: { type: 'string' } }),
-    run: async (args) => (await gitLogTool(await repo(args), { maxCount: typeof args.count === 'number' ? Math.max(1, Math.min(100, Math.floor(args.count))) : 20 })).text,
-  });
-  const propose = ports.proposeEdit;
-  if (propose) {
-    add({
-      spec: fn(
-        'propose_edit',
-        'Propose an edit to a workspace file. The user sees the diff in the editor and accepts or rejects it. Give old_text and new_text to replace one exact passage, or content for a whole new file.',
-        { path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' }, content: { type: 'string' } },
-        ['path'],
-      ),
-      run: async (args, signal) => {
-        const proposal: EditProposal = {
-          path: str(args, 'path'),
-          oldText: typeof args.old_text === 'string' ? args.old_text : undefined,
-          newText: typeof args.new_text === 'string' ? args.new_text : undefined,
-          content: typeof args.content === 'string' ? args.content : undefined,
-        };
-        if (proposal.content === undefined && (proposal.oldText === undefined || proposal.newText === undefined)) {
-          throw new Error('give old_text and new_text, or content');
-        }
-        return propose(proposal, signal);
+    {
+      spec: toolSpec('git_diff', 'Staged and unstaged changes of the workspace repository.', { which: { type: 'string', enum: ['staged', 'unstaged', 'both'] }, folder: { type: 'string' } }),
+      run: async (args) => {
+        const which = args.which === 'staged' || args.which === 'unstaged' ? args.which : 'both';
+        return (await gitDiffTool(await repo(args), { which })).text;
       },
-    });
-  }
-  const remember = ports.remember;
-  if (remember) {
-    add({
-      spec: rememberToolSpec,
-      run: async (args) => remember(str(args, 'text')),
-    });
-  }
-
-  return {
-    specs: () => [...tools.values()].map((t) => t.spec),
-    run: async (name, rawArgs, signal) => {
-      const tool = tools.get(name);
-      if (!tool) return `Error: there is no tool named "${name}".`;
-      let args: Record<string, unknown>;
-      try {
-        args = parseArgs(rawArgs);
-      } catch (err) {
-        return `Error: the arguments are not a JSON object (${errorMessage(err)}).`;
-      }
-      try {
-        return await tool.run(args, signal);
-      } catch (err) {
-        return `Error: ${errorMessage(err)}`;
-      }
     },
-  };
+    {
+      spec: toolSpec('git_log', 'Recent commits of the workspace repository.', { count: { type: 'number' }, folder: { type: 'string' } }),
+      run: async (args) => (await gitLogTool(await repo(args), { maxCount: typeof args.count === 'number' ? Math.max(1, Math.min(100, Math.floor(args.count))) : 20 })).text,
+    },
+  ];
+}
+
+function proposeTools(ports: AgentToolPorts): Tool[] {
+  const propose = ports.proposeEdit;
+  if (!propose) return [];
+  return [{
+    spec: toolSpec(
+      'propose_edit',
+      'Propose an edit to a workspace file. The user sees the diff in the editor and accepts or rejects it. Give old_text and new_text to replace one exact passage, or content for a whole new file.',
+      { path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' }, content: { type: 'string' } },
+      ['path'],
+    ),
+    run: async (args, signal) => {
+      const proposal: EditProposal = {
+        path: stringArg(args, 'path'),
+        oldText: typeof args.old_text === 'string' ? args.old_text : undefined,
+        newText: typeof args.new_text === 'string' ? args.new_text : undefined,
+        content: typeof args.content === 'string' ? args.content : undefined,
+      };
+      if (proposal.content === undefined && (proposal.oldText === undefined || proposal.newText === undefined)) {
+        throw new Error('give old_text and new_text, or content');
+      }
+      return propose(proposal, signal);
+    },
+  }];
+}
+
+function memoryTools(ports: AgentToolPorts): Tool[] {
+  const remember = ports.remember;
+  return remember ? [{ spec: rememberToolSpec, run: async (args) => remember(stringArg(args, 'text')) }] : [];
 }
