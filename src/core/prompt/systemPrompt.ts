@@ -36,3 +36,20 @@ export function buildSystemPrompt(inputs: SystemPromptInputs): SystemPrompt {
   if (inputs.toolNames.length > 0) parts.push('## Tools\n' + [...inputs.toolNames].sort().join(', '));
   return { text: parts.join('\n\n'), prompt: inputs.prompt };
 }
+
+/**
+ * Where the chat gets each request's system prompt: the host's prompt
+ * evolution and memory features stand behind it (docs/architecture.md,
+ * "The system prompt").
+ */
+export interface PromptSource {
+  /** Built once per request, for exactly the tools that request sends. */
+  systemPrompt(toolNames: readonly string[]): Promise<SystemPrompt>;
+}
+
+/** The system prompt of the prompt version in use and the workspace memory, read anew for each request. */
+export function promptSource(parts: { prompt(): Promise<string>; memory(): Promise<string | undefined> }): PromptSource {
+  return {
+    systemPrompt: async (toolNames) => buildSystemPrompt({ prompt: await parts.prompt(), memory: await parts.memory(), toolNames }),
+  };
+}
