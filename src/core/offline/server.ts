@@ -43,13 +43,26 @@ interface IncomingMessage {
   content?: unknown;
 }
 
-export async function startOfflineServer(options: OfflineServerOptions): Promise<OfflineServer> {
-  const fired = new Map<ScenarioRule, number>();
-  const requests: SeenRequest[] = [];
-  const sockets = new Set<import('node:net').Socket>();
+interface ChatPayload {
+  model?: string;
+  messages?: IncomingMessage[];
+  tools?: unknown;
+  stream?: boolean;
+  stream_options?: unknown;
+}
 
+/** What one server remembers between requests. */
+interface ServerState {
+  readonly options: OfflineServerOptions;
+  readonly fired: Map<ScenarioRule, number>;
+  readonly requests: SeenRequest[];
+}
+
+export async function startOfflineServer(options: OfflineServerOptions): Promise<OfflineServer> {
+  const state: ServerState = { options, fired: new Map(), requests: [] };
+  const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    handle(state, req, res).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: String(err), type: 'server_error' } });
       else res.destroy();
     });
@@ -58,72 +71,6 @@ export async function startOfflineServer(options: OfflineServerOptions): Promise
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://offline');
-    if (req.method === 'GET' && url.pathname.endsWith('/models')) {
-      const models = options.scenario().models ?? ['candor-offline'];
-      sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'candor-offline' })) });
-      return;
-    }
-    if (req.method !== 'POST' || !url.pathname.endsWith('/chat/completions')) {
-      sendJson(res, 404, { error: { message: `no route ${req.method} ${url.pathname}`, type: 'not_found' } });
-      return;
-    }
-    const body = await readBody(req);
-    let payload: { model?: string; messages?: IncomingMessage[]; tools?: unknown; stream?: boolean; stream_options?: unknown };
-    try {
-      payload = JSON.parse(body) as typeof payload;
-    } catch {
-      sendJson(res, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error' } });
-      return;
-    }
-    const messages = Array.isArray(payload.messages) ? payload.messages : [];
-    const model = typeof payload.model === 'string' ? payload.model : '';
-    const seen: SeenRequest = {
-      path: url.pathname,
-      model,
-      stream: payload.stream === true,
-      lastUser: lastText(messages, 'user'),
-      system: lastText(messages, 'system'),
-      messageCount: messages.length,
-      streamOptions: payload.stream_options !== undefined,
-    };
-    requests.push(seen);
-
-    const rule = pickRule(options.scenario(), seen, messages, fired);
-    if (!rule) {
-      sendJson(res, 404, { error: { message: 'the scenario has no rule for this request', type: 'not_found' } });
-      return;
-    }
-    if (rule.rejectStreamOptions && seen.streamOptions) {
-      // Refused before anything was read: the rule has not answered yet.
-      sendJson(res, 400, { error: { message: 'stream_options is not supported by this server', type: 'invalid_request_error', param: 'stream_options' } });
-      return;
-    }
-    fired.set(rule, (fired.get(rule) ?? 0) + 1);
-    const respond = rule.respond;
-    if ('error' in respond) {
-      await sleep(rule.holdMs ?? 0);
-      const headers: Record<string, string> = {};
-      if (respond.error.retryAfterSeconds !== undefined) headers['retry-after'] = String(respond.error.retryAfterSeconds);
-      sendJson(res, respond.error.status, { error: { message: respond.error.message ?? `scripted HTTP ${respond.error.status}`, type: 'scripted_error' } }, headers);
-      return;
-    }
-    const text = fillTemplate('text' in respond && respond.text ? respond.text : '', seen, messages);
-    const toolCalls = 'toolCalls' in respond ? respond.toolCalls : [];
-    const promptTokens = await countPrompt(messages, Array.isArray(payload.tools) ? (payload.tools as unknown[]) : [], options.countTokens);
-    let completionTokens = await options.countTokens(text);
-    for (const call of toolCalls) completionTokens += await options.countTokens(JSON.stringify(call.arguments ?? {}));
-    const usage = usageOf(rule, rule.promptTokens ?? promptTokens, completionTokens);
-    const id = `chatcmpl-offline-${requests.length}`;
-    if (seen.stream) await streamReply(res, { id, model, text, toolCalls, usage, rule });
-    else {
-      await sleep(rule.holdMs ?? 0);
-      sendJson(res, 200, completionBody(id, model, text, toolCalls, usage));
-    }
-  }
-
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
@@ -131,14 +78,84 @@ export async function startOfflineServer(options: OfflineServerOptions): Promise
   const address = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${address.port}/v1`,
-    requests,
-    resetCounts: () => fired.clear(),
+    requests: state.requests,
+    resetCounts: () => state.fired.clear(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
   };
+}
+
+/** The two routes an OpenAI-compatible client needs: the model list and chat completions. */
+async function handle(state: ServerState, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://offline');
+  if (req.method === 'GET' && url.pathname.endsWith('/models')) {
+    const models = state.options.scenario().models ?? ['candor-offline'];
+    sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'candor-offline' })) });
+    return;
+  }
+  if (req.method !== 'POST' || !url.pathname.endsWith('/chat/completions')) {
+    sendJson(res, 404, { error: { message: `no route ${req.method} ${url.pathname}`, type: 'not_found' } });
+    return;
+  }
+  let payload: ChatPayload;
+  try {
+    payload = JSON.parse(await readBody(req)) as ChatPayload;
+  } catch {
+    sendJson(res, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error' } });
+    return;
+  }
+  await handleChat(state, url.pathname, payload, res);
+}
+
+/** One chat request: recorded, matched to the scenario's first rule that fits, answered as that rule says. */
+async function handleChat(state: ServerState, path: string, payload: ChatPayload, res: http.ServerResponse): Promise<void> {
+  const messages = Array.isArray(payload.messages) ? payload.messages : [];
+  const model = typeof payload.model === 'string' ? payload.model : '';
+  const seen: SeenRequest = {
+    path,
+    model,
+    stream: payload.stream === true,
+    lastUser: lastText(messages, 'user'),
+    system: lastText(messages, 'system'),
+    messageCount: messages.length,
+    streamOptions: payload.stream_options !== undefined,
+  };
+  state.requests.push(seen);
+  const rule = pickRule(state.options.scenario(), seen, messages, state.fired);
+  if (!rule) {
+    sendJson(res, 404, { error: { message: 'the scenario has no rule for this request', type: 'not_found' } });
+    return;
+  }
+  if (rule.rejectStreamOptions && seen.streamOptions) {
+    // Refused before anything was read: the rule has not answered yet.
+    sendJson(res, 400, { error: { message: 'stream_options is not supported by this server', type: 'invalid_request_error', param: 'stream_options' } });
+    return;
+  }
+  state.fired.set(rule, (state.fired.get(rule) ?? 0) + 1);
+  const respond = rule.respond;
+  if ('error' in respond) {
+    await sleep(rule.holdMs ?? 0);
+    const headers: Record<string, string> = {};
+    if (respond.error.retryAfterSeconds !== undefined) headers['retry-after'] = String(respond.error.retryAfterSeconds);
+    sendJson(res, respond.error.status, { error: { message: respond.error.message ?? `scripted HTTP ${respond.error.status}`, type: 'scripted_error' } }, headers);
+    return;
+  }
+  const text = fillTemplate('text' in respond && respond.text ? respond.text : '', seen, messages);
+  const toolCalls = 'toolCalls' in respond ? respond.toolCalls : [];
+  const { countTokens } = state.options;
+  const promptTokens = await countPrompt(messages, Array.isArray(payload.tools) ? (payload.tools as unknown[]) : [], countTokens);
+  let completionTokens = await countTokens(text);
+  for (const call of toolCalls) completionTokens += await countTokens(JSON.stringify(call.arguments ?? {}));
+  const usage = usageOf(rule, rule.promptTokens ?? promptTokens, completionTokens);
+  const id = `chatcmpl-offline-${state.requests.length}`;
+  if (seen.stream) await streamReply(res, { id, model, text, toolCalls, usage, rule });
+  else {
+    await sleep(rule.holdMs ?? 0);
+    sendJson(res, 200, completionBody(id, model, text, toolCalls, usage));
+  }
 }
 
 function pickRule(scenario: Scenario, seen: SeenRequest, messages: IncomingMessage[], fired: Map<ScenarioRule, number>): ScenarioRule | undefined {
