@@ -117,11 +117,48 @@ export interface ResolveInput {
 }
 
 export function resolveCandorSettings({ inspect, trusted, confirmedUrls }: ResolveInput): CandorSettings {
-  const confirmed = new Set(confirmedUrls);
-  const pending = new Set<string>();
+  const urls = { confirmed: new Set(confirmedUrls), pending: new Set<string>() };
+  const read = settingReader(inspect, trusted);
+  const windowSetting = inspect<unknown>('contextWindow');
+  return {
+    ...baseUrlOf(inspect, trusted, urls),
+    model: read.str('model'),
+    models: modelsOf(inspect, trusted, urls),
+    contextWindow: read.atLeast('contextWindow', 1),
+    contextWindowSet: [windowSetting?.workspaceFolderValue, windowSetting?.workspaceValue, windowSetting?.globalValue].some((v) => isFiniteNumber(v) && v > 0),
+    maxOutputTokens: read.atLeast('maxOutputTokens', 1),
+    idleTimeoutSeconds: read.atLeast('request.idleTimeoutSeconds', 1),
+    maxRetries: clamp(Math.floor(read.num('request.maxRetries')), 0, 10),
+    thresholdPercent: clamp(read.num('compaction.thresholdPercent'), 10, 99),
+    keepTurns: Math.max(1, Math.floor(read.num('compaction.keepTurns'))),
+    dataDir: read.str('dataDir'),
+    memoryPath: read.str('memory.path'),
+    condenseAboveBytes: read.atLeast('memory.condenseAboveBytes', 1),
+    scenario: read.str('offline.scenario'),
+    ...evolutionOf(read),
+    openRepositoryInParentFolders: read.get('git.openRepositoryInParentFolders', (v): v is ParentFolders => v === 'always' || v === 'never'),
+    localServers: localServersOf(inspect<unknown>('localServers')),
+    pendingUrls: [...urls.pending],
+  };
+}
+
+/** Workspace URLs the user confirmed, and those found that wait for it. */
+interface UrlState {
+  readonly confirmed: ReadonlySet<string>;
+  readonly pending: Set<string>;
+}
+
+interface SettingReader {
+  get<T>(key: string, valid: (value: unknown) => value is T): T;
+  num(key: string): number;
+  str(key: string): string;
+  /** A number the manifest bounds below: an out-of-range value falls back to the default. */
+  atLeast(key: string, low: number): number;
+}
+
+function settingReader(inspect: Inspect, trusted: boolean): SettingReader {
   const restricted = new Set(RESTRICTED_SETTINGS);
   const userOnly = new Set(USER_ONLY_SETTINGS);
-
   /**
    * The value in force: folder over workspace over user over default, within
    * the rules; a value of the wrong type is passed over, down to the
@@ -135,77 +172,70 @@ export function resolveCandorSettings({ inspect, trusted, confirmedUrls }: Resol
     return defaultOf(key, valid);
   }
   const num = (key: string): number => get(key, isFiniteNumber);
-  const str = (key: string): string => get(key, isString).trim();
-  /** A number the manifest bounds below: an out-of-range value falls back to the default. */
-  const atLeast = (key: string, low: number): number => {
-    const value = num(key);
-    return value >= low ? value : defaultOf(key, isFiniteNumber);
+  return {
+    get,
+    num,
+    str: (key) => get(key, isString).trim(),
+    atLeast: (key, low) => {
+      const value = num(key);
+      return value >= low ? value : defaultOf(key, isFiniteNumber);
+    },
   };
+}
 
+/** The user's URL, or a trusted workspace's once the user confirmed it (an unconfirmed one waits in `pending`). */
+function baseUrlOf(inspect: Inspect, trusted: boolean, urls: UrlState): Pick<CandorSettings, 'baseUrl' | 'baseUrlSource'> {
   const url = inspect<string>('baseUrl');
   const workspaceUrl = firstString(url?.workspaceFolderValue, url?.workspaceValue)?.trim();
-  let baseUrl = isString(url?.globalValue) ? url.globalValue.trim() : '';
-  let baseUrlSource: 'user' | 'workspace' = 'user';
-  if (workspaceUrl !== undefined && trusted) {
-    if (confirmed.has(workspaceUrl) || workspaceUrl === '') {
-      baseUrl = workspaceUrl;
-      baseUrlSource = 'workspace';
-    } else pending.add(workspaceUrl);
-  }
+  const userUrl = isString(url?.globalValue) ? url.globalValue.trim() : '';
+  if (workspaceUrl === undefined || !trusted) return { baseUrl: userUrl, baseUrlSource: 'user' };
+  if (urls.confirmed.has(workspaceUrl) || workspaceUrl === '') return { baseUrl: workspaceUrl, baseUrlSource: 'workspace' };
+  urls.pending.add(workspaceUrl);
+  return { baseUrl: userUrl, baseUrlSource: 'user' };
+}
 
-  const modelsInspected = inspect<unknown>('models');
+/** The user's models, then a trusted workspace's (one naming an unconfirmed URL waits in `pending`). */
+function modelsOf(inspect: Inspect, trusted: boolean, urls: UrlState): ModelChoice[] {
+  const inspected = inspect<unknown>('models');
   const models: ModelChoice[] = [];
-  for (const entry of stringList(modelsInspected?.globalValue)) pushChoice(models, entry, 'user');
-  if (trusted) {
-    for (const entry of [...stringList(modelsInspected?.workspaceValue), ...stringList(modelsInspected?.workspaceFolderValue)]) {
-      const choice = parseModelEntry(entry, 'workspace');
-      if (choice === undefined) continue;
-      if (choice.baseUrl !== undefined && !confirmed.has(choice.baseUrl)) {
-        pending.add(choice.baseUrl);
-        continue;
-      }
-      if (!models.some((m) => m.model === choice.model && m.baseUrl === choice.baseUrl)) models.push(choice);
+  for (const entry of stringList(inspected?.globalValue)) pushChoice(models, entry, 'user');
+  if (!trusted) return models;
+  for (const entry of [...stringList(inspected?.workspaceValue), ...stringList(inspected?.workspaceFolderValue)]) {
+    const choice = parseModelEntry(entry, 'workspace');
+    if (choice === undefined) continue;
+    if (choice.baseUrl !== undefined && !urls.confirmed.has(choice.baseUrl)) {
+      urls.pending.add(choice.baseUrl);
+      continue;
     }
+    if (!models.some((m) => m.model === choice.model && m.baseUrl === choice.baseUrl)) models.push(choice);
   }
+  return models;
+}
 
-  const windowSetting = inspect<unknown>('contextWindow');
+type EvolutionSettings = Pick<CandorSettings,
+  | 'testCommand' | 'buildCommand' | 'setupCommand' | 'maxChangedLines' | 'maxChangedFiles' | 'intervalMinutes' | 'sandbox' | 'sandboxUid'
+  | 'evolutionEnvironment' | 'maxChangedBytes' | 'rerunFailedGate' | 'limits' | 'repository'>;
+
+function evolutionOf(read: SettingReader): EvolutionSettings {
   return {
-    baseUrl,
-    baseUrlSource,
-    model: str('model'),
-    models,
-    contextWindow: atLeast('contextWindow', 1),
-    contextWindowSet: [windowSetting?.workspaceFolderValue, windowSetting?.workspaceValue, windowSetting?.globalValue].some((v) => isFiniteNumber(v) && v > 0),
-    maxOutputTokens: atLeast('maxOutputTokens', 1),
-    idleTimeoutSeconds: atLeast('request.idleTimeoutSeconds', 1),
-    maxRetries: clamp(Math.floor(num('request.maxRetries')), 0, 10),
-    thresholdPercent: clamp(num('compaction.thresholdPercent'), 10, 99),
-    keepTurns: Math.max(1, Math.floor(num('compaction.keepTurns'))),
-    dataDir: str('dataDir'),
-    memoryPath: str('memory.path'),
-    condenseAboveBytes: atLeast('memory.condenseAboveBytes', 1),
-    scenario: str('offline.scenario'),
-    testCommand: get('evolution.testCommand', isString),
-    buildCommand: get('evolution.buildCommand', isString),
-    setupCommand: get('evolution.setupCommand', isString),
-    maxChangedLines: atLeast('evolution.maxChangedLines', 1),
-    maxChangedFiles: atLeast('evolution.maxChangedFiles', 1),
-    intervalMinutes: Math.max(0, num('evolution.intervalMinutes')),
-    sandbox: get('evolution.sandbox', (v): v is SandboxMode => v === 'required' || v === 'off'),
-    sandboxUid: Math.floor(atLeast('evolution.sandboxUid', 1)),
-    evolutionEnvironment: get('evolution.environment', isStringList).map((name) => name.trim()).filter((name) => name !== ''),
-    maxChangedBytes: Math.floor(atLeast('evolution.maxChangedBytes', 1)),
-    rerunFailedGate: get('evolution.rerunFailedGate', isBoolean),
+    testCommand: read.get('evolution.testCommand', isString),
+    buildCommand: read.get('evolution.buildCommand', isString),
+    setupCommand: read.get('evolution.setupCommand', isString),
+    maxChangedLines: read.atLeast('evolution.maxChangedLines', 1),
+    maxChangedFiles: read.atLeast('evolution.maxChangedFiles', 1),
+    intervalMinutes: Math.max(0, read.num('evolution.intervalMinutes')),
+    sandbox: read.get('evolution.sandbox', (v): v is SandboxMode => v === 'required' || v === 'off'),
+    sandboxUid: Math.floor(read.atLeast('evolution.sandboxUid', 1)),
+    evolutionEnvironment: read.get('evolution.environment', isStringList).map((name) => name.trim()).filter((name) => name !== ''),
+    maxChangedBytes: Math.floor(read.atLeast('evolution.maxChangedBytes', 1)),
+    rerunFailedGate: read.get('evolution.rerunFailedGate', isBoolean),
     limits: {
-      processes: Math.floor(atLeast('evolution.limits.processes', 16)),
-      memoryMiB: Math.floor(atLeast('evolution.limits.memoryMiB', 64)),
-      fileSizeMiB: Math.floor(atLeast('evolution.limits.fileSizeMiB', 1)),
-      diskMiB: Math.floor(atLeast('evolution.limits.diskMiB', 16)),
+      processes: Math.floor(read.atLeast('evolution.limits.processes', 16)),
+      memoryMiB: Math.floor(read.atLeast('evolution.limits.memoryMiB', 64)),
+      fileSizeMiB: Math.floor(read.atLeast('evolution.limits.fileSizeMiB', 1)),
+      diskMiB: Math.floor(read.atLeast('evolution.limits.diskMiB', 16)),
     },
-    repository: str('evolution.repository'),
-    openRepositoryInParentFolders: get('git.openRepositoryInParentFolders', (v): v is ParentFolders => v === 'always' || v === 'never'),
-    localServers: localServersOf(inspect<unknown>('localServers')),
-    pendingUrls: [...pending],
+    repository: read.str('evolution.repository'),
   };
 }
 
@@ -262,7 +292,6 @@ function isStringList(value: unknown): value is string[] {
 function isFiniteNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
-
 
 function clamp(value: number, low: number, high: number): number {
   return Math.max(low, Math.min(high, value));
