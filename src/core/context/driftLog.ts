@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { appendJsonLine, isoNow, JsonlTail } from '../jsonl';
 import { LOSS_REASONS, type AnchorDriftRecord, type DriftEvent, type DriftRecord, type DriftSink, type DriftTotals } from './driftEvents';
 import { Tally, type LoggedWindow, type OpenWindow } from './tally';
+import { isRecord } from '../text';
 
 /** What the drift view shows. */
 export interface DriftRead {
@@ -143,8 +144,4 @@ function isNumberList(value: unknown): boolean {
 
 function isNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

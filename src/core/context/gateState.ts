@@ -2,6 +2,7 @@ import { isCalibrationState, type CalibrationState } from './calibration';
 import { LOSS_REASONS, type Identity, type LossReason } from './driftEvents';
 import type { PartMark, PayloadMark } from './ledger';
 import { normalizeSlug } from './slug';
+import { isRecord } from '../text';
 
 /** A real count and the local estimate of exactly the messages it measured. */
 export interface Anchor {
@@ -164,8 +165,4 @@ function isReason(value: unknown): value is LossReason {
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -5,6 +5,7 @@ import type { Rant } from '../rants';
 import type { RantClass } from './classify';
 import { throwIfCancelled } from './errors';
 import type { SandboxKind } from './sandbox';
+import { firstLine } from '../text';
 
 export interface ChangeRequest {
   readonly rant: Rant;
@@ -98,7 +99,7 @@ export async function runChangeLoop(request: ChangeRequest, options: ChangeLoopO
       throwIfCancelled(options.signal);
       toolCalls++;
       const result = await options.tools.run(call.function.name, call.function.arguments, signal);
-      options.onTool?.(`${call.function.name}(${preview(call.function.arguments)}) → ${firstLine(result)}`);
+      options.onTool?.(`${call.function.name}(${preview(call.function.arguments)}) → ${firstLine(result, 120)}`);
       messages.push({ role: 'tool', tool_call_id: call.id, content: result });
     }
   }
@@ -108,9 +109,4 @@ export async function runChangeLoop(request: ChangeRequest, options: ChangeLoopO
 function preview(args: string): string {
   const flat = args.replace(/\s+/g, ' ');
   return flat.length > 80 ? `${flat.slice(0, 80)}…` : flat;
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n', 1)[0] ?? '';
-  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
 }

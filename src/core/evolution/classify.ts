@@ -2,6 +2,7 @@ import type { ChatMessage } from '../messages';
 import type { TextModel } from '../provider/chatModel';
 import type { Rant } from '../rants';
 import { MAX_README_CHARS } from './readme';
+import { extractJson, isRecord, oneLine } from '../text';
 
 /**
  * What a rant is about (docs/architecture.md, "Evolution"): only
@@ -85,8 +86,8 @@ async function askModel(rants: readonly Rant[], model: TextModel, readme: string
 /** The model's answer as classifications; anything malformed is left out (and stays unclassified). */
 export function parseTriageReply(reply: string, ids: ReadonlySet<string>): Map<string, Classification> {
   const found = new Map<string, Classification>();
-  const json = extractJson(reply);
-  const list = Array.isArray(json) ? json : isRecord(json) && Array.isArray(json.rants) ? json.rants : [];
+  const wrapped = extractJson(reply, 'object');
+  const list = isRecord(wrapped) && Array.isArray(wrapped.rants) ? wrapped.rants : ((extractJson(reply, 'array') as unknown[] | undefined) ?? []);
   for (const entry of list) {
     if (!isRecord(entry)) continue;
     const id = entry.id;
@@ -102,29 +103,4 @@ export function parseTriageReply(reply: string, ids: ReadonlySet<string>): Map<s
     }
   }
   return found;
-}
-
-/** The first JSON value in a reply, tolerating a code fence or prose around it. */
-function extractJson(reply: string): unknown {
-  const text = reply.replace(/```(?:json)?/gi, '').trim();
-  for (const open of ['{', '[']) {
-    const start = text.indexOf(open);
-    const end = text.lastIndexOf(open === '{' ? '}' : ']');
-    if (start === -1 || end <= start) continue;
-    try {
-      return JSON.parse(text.slice(start, end + 1));
-    } catch {
-      // try the other bracket
-    }
-  }
-  return undefined;
-}
-
-export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

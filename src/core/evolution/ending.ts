@@ -52,11 +52,6 @@ export function failureEnding(err: unknown, at: { readonly phase: EvolutionPhase
   return { outcome: 'error', reason: `failed during ${at.phase}: ${message}` };
 }
 
-export function firstLine(text: string): string {
-  const line = text.trim().split('\n', 1)[0] ?? '';
-  return line.length > 100 ? `${line.slice(0, 100)}…` : line;
-}
-
 /**
  * What triage did, in a line: `3 rant(s) routed (2 agent-code, 1 confusion); 1 left new, …`.
  * The offline demo answers from a script and cannot sort rants: the line says so instead of "left new" with no reason.

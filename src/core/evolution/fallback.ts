@@ -1,4 +1,5 @@
-import { oneLine, type Classification } from './classify';
+import type { Classification } from './classify';
+import { oneLine } from '../text';
 import { tokens } from './similarity';
 
 /**

@@ -30,7 +30,8 @@ import { dataDirRefusal } from '../settings/dataDirRules';
 import { errorMessage } from '../errorMessage';
 
 import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';
-import { failureEnding, firstLine, gateSummary, RunFailure, triageLine, type Ending } from './ending';
+import { failureEnding, gateSummary, RunFailure, triageLine, type Ending } from './ending';
+import { firstLine } from '../text';
 
 export { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions };
 
@@ -183,7 +184,7 @@ class EvolutionRun {
     this.io.print(triageLine(result.decisions, result.unclassified.length, o.triageModel === undefined && o.model?.identity.provider === 'offline'));
     for (const d of result.decisions) if (d.status === 'answered' && d.answer !== undefined) this.io.print(`  answered ${d.rant}: ${d.answer}`);
     const picked = result.picked;
-    if (codeRouting) this.io.print(picked === undefined ? 'no agent-code rant to act on' : `acting on rant ${picked.rant.id} (agent-code): ${firstLine(picked.rant.text)}`);
+    if (codeRouting) this.io.print(picked === undefined ? 'no agent-code rant to act on' : `acting on rant ${picked.rant.id} (agent-code): ${firstLine(picked.rant.text, 100)}`);
     return picked;
   }
 
@@ -233,7 +234,7 @@ class EvolutionRun {
     this.io.print(`${candidates.length} Candor commit(s) since the newest passing commit: reverting them newest first, re-gating after each (at most ${MAX_REVERTS})`);
     const result = await revertUntilGreen(scratch, candidates, {
       gate: () => gates.gate(),
-      onStep: (commit, gate) => this.io.print(`  reverted ${commit.sha.slice(0, 12)} ${firstLine(commit.subject)}: gate ${describeGate(gate, this.options.timeoutMs)}`),
+      onStep: (commit, gate) => this.io.print(`  reverted ${commit.sha.slice(0, 12)} ${firstLine(commit.subject, 100)}: gate ${describeGate(gate, this.options.timeoutMs)}`),
       setupCommand: this.options.setupCommand ?? '',
       signal: this.options.signal,
     });
@@ -298,7 +299,7 @@ class EvolutionRun {
     throwIfCancelled(o.signal);
     const size = await measureChange(scratch, base, { maxBytes: o.maxChangedBytes ?? DEFAULT_MAX_CHANGED_BYTES, maxFiles: o.maxChangedFiles });
     if (size.files === 0) {
-      return { outcome: 'nothing-to-evolve', rants, reason: `the model made no change${loop.summary !== '' ? `: ${firstLine(loop.summary)}` : ''}` };
+      return { outcome: 'nothing-to-evolve', rants, reason: `the model made no change${loop.summary !== '' ? `: ${firstLine(loop.summary, 100)}` : ''}` };
     }
     if (!size.staged) return { outcome: 'discarded', rants, reason: size.reason, diffstat: size.diffstat };
     this.io.print(`change: ${size.files} file(s), +${size.insertions} −${size.deletions}`);
@@ -333,7 +334,7 @@ class EvolutionRun {
     return {
       outcome: 'shipped',
       rants,
-      reason: `rant ${picked.rant.id} addressed${loop.summary !== '' ? `: ${firstLine(loop.summary)}` : ''}; take the branch with "Candor: Take Evolution Branch"`,
+      reason: `rant ${picked.rant.id} addressed${loop.summary !== '' ? `: ${firstLine(loop.summary, 100)}` : ''}; take the branch with "Candor: Take Evolution Branch"`,
       branch: shipped.branch,
       commit: shipped.commit,
       diffstat: size.diffstat,

@@ -3,6 +3,7 @@ import { resetTo } from './scratch';
 import { scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
 import { RANT_TRAILER, commitOnBranch, revertBranch, revertCommit, type Shipped } from './ship';
 import type { GateResult } from './testGate';
+import { clip } from '../text';
 
 /**
  * Automatic rollback (docs/architecture.md, "Evolution"): when the agent
@@ -191,8 +192,4 @@ export function revertMessage(head: string, reverted: readonly CandorCommit[], w
   const body = `HEAD ${head.slice(0, 12)} fails the gate (${why}). Reverting, newest first:\n${list}\nrestores it.`;
   const trailers = reverted.map((c) => `${REVERT_TRAILER}: ${c.sha}`).join('\n');
   return `${subject}\n\n${body}\n\n${trailers}\n`;
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

@@ -3,6 +3,7 @@ import { environmentSecrets, type SecretSet } from '../redact';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
 import { CANDOR_IDENTITY, scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
+import { clip } from '../text';
 
 export const RANT_TRAILER = 'Candor-Rant';
 
@@ -114,8 +115,4 @@ function quoteMarkers(text: string): string {
     .split('\n')
     .map((line) => (/^\s*(candor-[a-z-]+\s*:|this reverts commit)/i.test(line) ? `> ${line}` : line))
     .join('\n');
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

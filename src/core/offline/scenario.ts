@@ -1,3 +1,4 @@
+import { isRecord } from '../text';
 /**
  * The offline provider's scenario format. A scenario is a list of rules tried
  * in order; the first rule whose `match` fits the request answers it.
@@ -66,7 +67,7 @@ export class ScenarioError extends Error {
 
 /** Validates untrusted JSON into a Scenario; the message names the bad place. */
 export function parseScenario(json: unknown, source = 'scenario'): Scenario {
-  if (!isObject(json)) throw new ScenarioError(`${source}: expected an object with "rules"`);
+  if (!isRecord(json)) throw new ScenarioError(`${source}: expected an object with "rules"`);
   const rules = json.rules;
   if (!Array.isArray(rules) || rules.length === 0) throw new ScenarioError(`${source}: "rules" must be a non-empty list`);
   const models = json.models;
@@ -78,10 +79,10 @@ export function parseScenario(json: unknown, source = 'scenario'): Scenario {
 }
 
 function checkRule(rule: unknown, where: string): void {
-  if (!isObject(rule)) throw new ScenarioError(`${where} must be an object`);
+  if (!isRecord(rule)) throw new ScenarioError(`${where} must be an object`);
   const match = rule.match;
   if (match !== undefined) {
-    if (!isObject(match)) throw new ScenarioError(`${where}.match must be an object`);
+    if (!isRecord(match)) throw new ScenarioError(`${where}.match must be an object`);
     for (const key of ['user', 'system'] as const) {
       const pattern = match[key];
       if (pattern === undefined) continue;
@@ -94,16 +95,16 @@ function checkRule(rule: unknown, where: string): void {
     }
   }
   const respond = rule.respond;
-  if (!isObject(respond)) throw new ScenarioError(`${where}.respond must be an object`);
+  if (!isRecord(respond)) throw new ScenarioError(`${where}.respond must be an object`);
   const kinds = ['text', 'toolCalls', 'error'].filter((k) => k in respond);
   if (kinds.length === 0) throw new ScenarioError(`${where}.respond needs "text", "toolCalls" or "error"`);
   if ('error' in respond) {
     const error = respond.error;
-    if (!isObject(error) || typeof error.status !== 'number') throw new ScenarioError(`${where}.respond.error.status must be a number`);
+    if (!isRecord(error) || typeof error.status !== 'number') throw new ScenarioError(`${where}.respond.error.status must be a number`);
   }
   if ('toolCalls' in respond) {
     const calls = respond.toolCalls;
-    if (!Array.isArray(calls) || !calls.every((c) => isObject(c) && typeof c.name === 'string')) {
+    if (!Array.isArray(calls) || !calls.every((c) => isRecord(c) && typeof c.name === 'string')) {
       throw new ScenarioError(`${where}.respond.toolCalls must be a list of {name, arguments}`);
     }
   }
@@ -114,8 +115,4 @@ function checkRule(rule: unknown, where: string): void {
   for (const key of ['usage', 'rejectStreamOptions', 'usageOnContentChunk', 'zeroUsage']) {
     if (rule[key] !== undefined && typeof rule[key] !== 'boolean') throw new ScenarioError(`${where}.${key} must be true or false`);
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -5,6 +5,7 @@ import { confine, displayPath } from './confine';
 import { WorkspaceToolError } from './errors';
 import { checkBound } from './readFile';
 import { decodeUtf8, looksBinary, walk } from './walk';
+import { clip } from '../text';
 
 export interface SearchTextOptions {
   /** Largest number of matching lines shown. Default 200. */
@@ -62,7 +63,7 @@ export async function searchText(roots: readonly string[], query: string, option
         const haystack = options.caseSensitive === true ? line : line.toLowerCase();
         if (!haystack.includes(needle)) continue;
         matches++;
-        if (shown.length < maxMatches) shown.push(`${join(start.prefix, entry.relative)}:${i + 1}: ${clip(line.replace(/\r$/, ''))}`);
+        if (shown.length < maxMatches) shown.push(`${join(start.prefix, entry.relative)}:${i + 1}: ${clip(line.replace(/\r$/, ''), MAX_LINE_CHARS)}`);
       }
     }
     if (stopped) break;
@@ -96,8 +97,4 @@ async function readText(file: string): Promise<string | undefined> {
 
 function join(prefix: string, relative: string): string {
   return prefix === '' || prefix === '.' ? relative : `${prefix}${path.posix.sep}${relative}`;
-}
-
-function clip(line: string): string {
-  return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
 }
