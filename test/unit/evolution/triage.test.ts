@@ -122,6 +122,15 @@ describe('triage: every rant is classified and routed', () => {
     assert.match(triageSystemPrompt(undefined), /README is not available/);
   });
 
+  it('reads the classes from a bare array, a one-element array, an object with "rants", in a fence or in prose', () => {
+    const ids = new Set(['a', 'b']);
+    const classes = (reply: string): string[] => [...parseTriageReply(reply, ids)].map(([id, c]) => `${id}:${c.class}`);
+    assert.deepEqual(classes('[{"id":"a","class":"agent-code"},{"id":"b","class":"user-project"}]'), ['a:agent-code', 'b:user-project']);
+    assert.deepEqual(classes('Here you go:\n[{"id":"a","class":"agent-code"}]'), ['a:agent-code'], 'a one-element array is not mistaken for its only object');
+    assert.deepEqual(classes('```json\n{"rants":[{"id":"b","class":"unclear"}]}\n```'), ['b:unclear']);
+    assert.deepEqual(classes('I cannot classify these.'), []);
+  });
+
   it('the rule fallback: user-project, confusion (answered from the README) and unclear, never agent-code or agent-behaviour', async () => {
     assert.equal(classifyByRules('My tests fail on CI since Monday')?.class, 'user-project');
     assert.equal(classifyByRules('Candor broke my tests again', README), undefined, 'naming the agent: the rules do not decide');
