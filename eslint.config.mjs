@@ -12,6 +12,11 @@ const CHILD_PROCESS = ['child_process', 'node:child_process'].map((name) => ({
 }));
 const SIMPLE_GIT = { name: 'simple-git', message: 'Only the read-only git guard (src/core/git/guard.ts) uses simple-git.' };
 const NO_HOST = { group: ['**/host/**', '../host/*'], message: 'src/core and src/cli must not depend on src/host.' };
+const NO_PROTOCOL = { group: ['**/protocol/**', '../protocol/*'], message: 'src/core never imports src/protocol: the host builds the views the protocol names (src/host).' };
+/** What every file of src/core is denied, beside the packages. */
+const CORE_LAYERS = [NO_HOST, NO_PROTOCOL];
+/** The protocol is shared with the webview bundle: of the core it sees only types. */
+const CORE_TYPES_ONLY = { group: ['**/core/**', '../core/*'], allowTypeImports: true, message: 'src/protocol imports only types from src/core (`import type`); a rule of the core comes in from the host.' };
 
 /** Files that may start processes or use the SDK: the one place each is allowed. */
 const PROVIDER = ['src/core/provider/**/*.ts'];
@@ -40,13 +45,22 @@ export default tseslint.config(
   {
     files: ['src/core/**/*.ts'],
     ignores: [...PROVIDER, ...PROCESS_STARTERS],
-    rules: restrict([VSCODE, OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], [NO_HOST]),
+    rules: restrict([VSCODE, OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], CORE_LAYERS),
   },
-  { files: PROVIDER, rules: restrict([VSCODE, ...CHILD_PROCESS, SIMPLE_GIT], [NO_HOST]) },
-  { files: ['src/core/git/guard.ts'], rules: restrict([VSCODE, OPENAI], [NO_HOST]) },
-  { files: PROCESS_STARTERS.filter((f) => !f.endsWith('guard.ts')), rules: restrict([VSCODE, OPENAI, SIMPLE_GIT], [NO_HOST]) },
+  { files: PROVIDER, rules: restrict([VSCODE, ...CHILD_PROCESS, SIMPLE_GIT], CORE_LAYERS) },
+  { files: ['src/core/git/guard.ts'], rules: restrict([VSCODE, OPENAI], CORE_LAYERS) },
+  { files: PROCESS_STARTERS.filter((f) => !f.endsWith('guard.ts')), rules: restrict([VSCODE, OPENAI, SIMPLE_GIT], CORE_LAYERS) },
   { files: ['src/cli/**/*.ts'], rules: restrict([VSCODE, OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], [NO_HOST]) },
-  { files: ['src/host/**/*.ts', 'src/extension.ts', 'src/protocol/**/*.ts'], rules: restrict([OPENAI, ...CHILD_PROCESS, SIMPLE_GIT]) },
+  { files: ['src/host/**/*.ts', 'src/extension.ts'], rules: restrict([OPENAI, ...CHILD_PROCESS, SIMPLE_GIT]) },
+  {
+    // Only the typed rule tells `import type` apart, so the protocol's one
+    // rule is that one, with the same packages denied as the host's.
+    files: ['src/protocol/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], patterns: [CORE_TYPES_ONLY, TEST_TOKENIZERS] }],
+    },
+  },
   {
     // The webview is a browser bundle: of Candor's own code it sees only the
     // protocol's types.

@@ -3,13 +3,14 @@
  * webview says `ready` before the host posts anything; streamed replies
  * travel as deltas, never as the whole transcript again. Every message from
  * the webview is untrusted: `parseWebviewMessage` validates it, and what does
- * not fit is dropped (and logged by the caller).
+ * not fit is dropped (and logged by the caller). The protocol imports only
+ * types from the core: a rule of the core that a message must meet comes in
+ * from the host (`WebviewMessageRules`).
  */
 import type { TranscriptEntry } from '../core/chat/transcript';
 import type { GaugeState } from '../core/context/gauge';
 import type { DriftTotals } from '../core/context/driftEvents';
 import type { RantStatus } from '../core/evolution/triage';
-import { isHandoffBranchName } from '../core/git/allowList';
 
 export type { TranscriptEntry, GaugeState };
 
@@ -190,7 +191,13 @@ export const MAX_FIND_CHARS = 1000;
 /** Longest message a user may send from the chat box (1 MiB of text). */
 export const MAX_SEND_CHARS = 1_048_576;
 
-export function parseWebviewMessage(value: unknown): WebviewMessage | undefined {
+/** What a message must meet beyond its shape: the core's rules, passed in by the host that parses. */
+export interface WebviewMessageRules {
+  /** Take Branch and Show Diff name only evolution branches: the core's one rule, `isHandoffBranchName`. */
+  readonly isBranchName: (name: string) => boolean;
+}
+
+export function parseWebviewMessage(value: unknown, rules: WebviewMessageRules): WebviewMessage | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const m = value as Record<string, unknown>;
   const only = (...keys: string[]): boolean => Object.keys(m).every((k) => k === 'type' || keys.includes(k));
@@ -223,7 +230,7 @@ export function parseWebviewMessage(value: unknown): WebviewMessage | undefined 
       return only('id') && typeof m.id === 'string' && /^[0-9a-z-]{1,64}$/.test(m.id) ? { type: 'dismissRant', id: m.id } : undefined;
     case 'takeBranch':
     case 'showDiff':
-      return only('branch') && typeof m.branch === 'string' && isHandoffBranchName(m.branch) ? { type: m.type, branch: m.branch } : undefined;
+      return only('branch') && typeof m.branch === 'string' && rules.isBranchName(m.branch) ? { type: m.type, branch: m.branch } : undefined;
     default:
       return undefined;
   }

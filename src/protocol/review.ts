@@ -5,35 +5,21 @@
  * untrusted: `parseReviewMessage` validates them.
  */
 
+import type { CheckName } from '../core/promptEvolution/promotionGate';
 import type { Lineage } from '../core/promptEvolution/registry';
+import type { CheckDescription, DiffHunk, PairedStats } from '../core/promptEvolution/report';
 
-export type CheckName = 'frozen_sections' | 'edit_distance' | 'drift' | 'sample_floor' | 'effect_size' | 'confidence';
+export type { CheckName, DiffHunk };
 
-export const CHECK_ORDER: readonly CheckName[] = ['frozen_sections', 'edit_distance', 'drift', 'sample_floor', 'effect_size', 'confidence'];
-
-/** One of the six checks as shown to a person; `passed` undefined = not run (an earlier check stopped the candidate). */
-export interface CheckView {
-  readonly name: CheckName;
-  readonly passed?: boolean;
-  /** The measured number, formatted ("3 lines", "0.142", "p = 0.0039"). */
-  readonly value: string;
-  /** The rule it was held to ("≤ 20 lines", "< 0.025"). */
-  readonly threshold: string;
-  readonly detail?: string;
-}
-
-export interface DiffLine {
-  readonly kind: 'context' | 'added' | 'removed' | 'note';
-  readonly text: string;
-}
-
-export interface DiffHunk {
-  readonly header: string;
-  readonly lines: readonly DiffLine[];
-}
+/**
+ * One of the six checks as shown to a person, in the words the task terminal
+ * and the CLI print too; `passed` undefined = not run (an earlier check
+ * stopped the candidate).
+ */
+export type CheckView = CheckDescription;
 
 /** The paired statistics of one A/B test, as the registry's lineage records them. */
-export type StatsView = Pick<Lineage, 'n' | 'b' | 'c' | 'effect' | 'p' | 'adjustedAlpha'>;
+export type StatsView = PairedStats;
 
 export type Verdict = 'pass' | 'near-miss' | 'reject';
 

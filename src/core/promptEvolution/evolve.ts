@@ -1,7 +1,8 @@
 import type { TextModel } from '../provider/chatModel';
 import { type AbFailure, type AbNote, type AbProgress, runAbTest } from './abTest';
-import { type CandidateHistory, type CandidateVerdict, type GateCandidate, type GateDecision, cheapChecks, evaluateCandidates } from './promotionGate';
-import { type Candidate, type Evidence, candidateId, proposeCandidates } from './proposer';
+import type { PairedScore } from './paired';
+import { type CandidateHistory, type CandidateVerdict, type GateDecision, cheapChecks, evaluateCandidates } from './promotionGate';
+import { type Candidate, type Evidence, type ProposalResult, candidateId, proposeCandidates } from './proposer';
 import type { Lineage, PromptRegistry, PromptVersion } from './registry';
 import { type PromptEvolutionSettings, resolveSettings } from './settings';
 import type { TaskSet } from './taskSet';
@@ -89,16 +90,7 @@ export async function evolvePrompt(input: EvolveInput): Promise<EvolveResult> {
   const root = input.root ?? (baseline && input.registry ? (await input.registry.version(baseline.root))?.text : undefined) ?? input.current;
 
   progress({ stage: 'propose' });
-  const proposal = input.candidates
-    ? { kind: 'ok' as const, candidates: givenCandidates(input.candidates, input.current) }
-    : await proposeCandidates({
-        model: input.proposer ?? input.model,
-        current: input.current,
-        evidence: input.evidence ?? {},
-        count: settings.candidates,
-        maxChangedLines: settings.maxChangedLines,
-        signal: input.signal,
-      });
+  const proposal = await proposeOrTake(input, settings);
   if (proposal.kind === 'none') return proposal.reason === 'cancelled' ? { kind: 'cancelled', stage: 'propose' } : { kind: 'no-candidates', reason: proposal.reason, detail: secrets.redact(proposal.detail) };
   if (proposal.candidates.length === 0) return { kind: 'no-candidates', reason: 'no-usable-candidate', detail: 'every given candidate equals the current prompt' };
   if (input.signal?.aborted) return { kind: 'cancelled', stage: 'propose' };
@@ -112,24 +104,9 @@ export async function evolvePrompt(input: EvolveInput): Promise<EvolveResult> {
     for (const survivor of survivors) histories.set(survivor.id, await input.registry.history(survivor.id, baseline.id));
   }
 
-  let ab: AbSummary = { runs: 0, failures: [], notes: [] };
-  let pairs = new Map<string, GateCandidate['pairs']>();
-  if (survivors.length > 0) {
-    const result = await runAbTest({
-      model: input.model,
-      judge: input.judge,
-      tasks: input.taskSet.tasks,
-      baseline: input.current,
-      candidates: survivors,
-      alreadyScored: new Map([...histories].map(([id, h]) => [id, new Set(h.scoredTaskIds)])),
-      concurrency: settings.concurrency,
-      signal: input.signal,
-      onProgress: (p) => progress({ stage: 'ab-test', ...p }),
-    });
-    if (result.kind === 'cancelled') return { kind: 'cancelled', stage: 'ab-test' };
-    ab = { runs: result.runs, failures: result.failures.map((f) => ({ ...f, message: secrets.redact(f.message) })), notes: secrets.redactDeep(result.notes) };
-    pairs = new Map(result.pairs);
-  }
+  const tested = await abTestSurvivors(input, settings, survivors, histories, secrets);
+  if (tested === 'cancelled') return { kind: 'cancelled', stage: 'ab-test' };
+  const { ab, pairs } = tested;
 
   progress({ stage: 'gate' });
   const decision = evaluateCandidates({
@@ -143,31 +120,91 @@ export async function evolvePrompt(input: EvolveInput): Promise<EvolveResult> {
   let promoted: PromptVersion | undefined;
   if (input.registry && baseline) {
     progress({ stage: 'record' });
-    await input.registry.recordEvaluations(
-      decision.verdicts.map((verdict) => {
-        const candidate = candidates.find((c) => c.id === verdict.id) as Candidate;
-        const tested = survivors.includes(candidate);
-        return {
-          run,
-          candidateId: candidate.id,
-          baselineVersion: baseline.id,
-          text: candidate.text,
-          verdict: verdict.kind,
-          failed: verdict.failed,
-          tested,
-          taskIds: (pairs.get(candidate.id) ?? []).map((p) => p.taskId),
-          checks: verdict.checks,
-          stats: verdict.stats,
-          taskSetHash: input.taskSet.hash,
-          model: input.modelName,
-        };
-      }),
-    );
-    if (decision.outcome === 'promote' && winner) {
-      promoted = await input.registry.promote(baseline.id, winner.text, lineageOf(decision.winner, input.taskSet.hash, input.modelName));
-    }
+    promoted = await recordDecision(input.registry, { run, baseline, decision, candidates, survivors, pairs, winner, taskSetHash: input.taskSet.hash, model: input.modelName });
   }
   return { kind: 'decided', run, outcome: decision.outcome, decision, candidates, ab, baselineVersion: baseline?.id, winner, promoted };
+}
+
+/** The given texts (a re-test, the CLI), or the proposer's candidates. */
+async function proposeOrTake(input: EvolveInput, settings: PromptEvolutionSettings): Promise<ProposalResult | { readonly kind: 'ok'; readonly candidates: readonly Candidate[] }> {
+  if (input.candidates) return { kind: 'ok', candidates: givenCandidates(input.candidates, input.current) };
+  return proposeCandidates({
+    model: input.proposer ?? input.model,
+    current: input.current,
+    evidence: input.evidence ?? {},
+    count: settings.candidates,
+    maxChangedLines: settings.maxChangedLines,
+    signal: input.signal,
+  });
+}
+
+type CandidatePairs = ReadonlyMap<string, readonly PairedScore[]>;
+
+/** The A/B test of the candidates that passed the cheap checks: none made when none did. */
+async function abTestSurvivors(
+  input: EvolveInput,
+  settings: PromptEvolutionSettings,
+  survivors: readonly Candidate[],
+  histories: ReadonlyMap<string, CandidateHistory>,
+  secrets: SecretSet,
+): Promise<{ readonly ab: AbSummary; readonly pairs: CandidatePairs } | 'cancelled'> {
+  if (survivors.length === 0) return { ab: { runs: 0, failures: [], notes: [] }, pairs: new Map() };
+  const progress = input.onProgress ?? (() => undefined);
+  const result = await runAbTest({
+    model: input.model,
+    judge: input.judge,
+    tasks: input.taskSet.tasks,
+    baseline: input.current,
+    candidates: survivors,
+    alreadyScored: new Map([...histories].map(([id, h]) => [id, new Set(h.scoredTaskIds)])),
+    concurrency: settings.concurrency,
+    signal: input.signal,
+    onProgress: (p) => progress({ stage: 'ab-test', ...p }),
+  });
+  if (result.kind === 'cancelled') return 'cancelled';
+  return {
+    ab: { runs: result.runs, failures: result.failures.map((f) => ({ ...f, message: secrets.redact(f.message) })), notes: secrets.redactDeep(result.notes) },
+    pairs: new Map(result.pairs),
+  };
+}
+
+interface DecisionRecord {
+  readonly run: string;
+  readonly baseline: PromptVersion;
+  readonly decision: GateDecision;
+  readonly candidates: readonly Candidate[];
+  /** The candidates that reached the A/B test. */
+  readonly survivors: readonly Candidate[];
+  readonly pairs: CandidatePairs;
+  readonly winner: Candidate | undefined;
+  readonly taskSetHash: string;
+  readonly model: string;
+}
+
+/** Every verdict goes to the registry; a winner becomes the registry's new version. */
+async function recordDecision(registry: PromptRegistry, record: DecisionRecord): Promise<PromptVersion | undefined> {
+  const { decision, baseline } = record;
+  await registry.recordEvaluations(
+    decision.verdicts.map((verdict) => {
+      const candidate = record.candidates.find((c) => c.id === verdict.id) as Candidate;
+      return {
+        run: record.run,
+        candidateId: candidate.id,
+        baselineVersion: baseline.id,
+        text: candidate.text,
+        verdict: verdict.kind,
+        failed: verdict.failed,
+        tested: record.survivors.includes(candidate),
+        taskIds: (record.pairs.get(candidate.id) ?? []).map((p) => p.taskId),
+        checks: verdict.checks,
+        stats: verdict.stats,
+        taskSetHash: record.taskSetHash,
+        model: record.model,
+      };
+    }),
+  );
+  if (decision.outcome !== 'promote' || !record.winner) return undefined;
+  return registry.promote(baseline.id, record.winner.text, lineageOf(decision.winner, record.taskSetHash, record.model));
 }
 
 function redactCandidate(candidate: Candidate, secrets: SecretSet): Candidate {

@@ -10,7 +10,10 @@ import { holm } from './stats';
  * the A/B test.
  */
 
-export type CheckName = 'frozen_sections' | 'edit_distance' | 'drift' | 'sample_floor' | 'effect_size' | 'confidence';
+/** The six checks in the order the gate runs them. */
+export const CHECK_ORDER = ['frozen_sections', 'edit_distance', 'drift', 'sample_floor', 'effect_size', 'confidence'] as const;
+
+export type CheckName = (typeof CHECK_ORDER)[number];
 
 export type GateCheck =
   /** value: frozen blocks missing, moved or changed; threshold 0. */

@@ -1,16 +1,40 @@
 import { structuredPatch } from 'diff';
 import type { EvolveProgress, EvolveResult } from './evolve';
-import type { CandidateVerdict, GateCheck } from './promotionGate';
-import type { Evaluation, Lineage, PromptVersion } from './registry';
-import {
-  CHECK_ORDER, type CandidateView, type CheckView, type DiffHunk, type LineageView, type NearMissView, type RunView, type StatsView, type VersionView,
-} from '../../protocol/review';
+import { CHECK_ORDER, type CandidateVerdict, type CheckName, type GateCheck } from './promotionGate';
+import type { Lineage } from './registry';
 
 /**
  * A prompt-evolution run described for people: the lines the task terminal
- * and the CLI print, and the views the review panel shows. Both say the same
- * numbers the same way.
+ * and the CLI print, and the words and diffs the review panel shows (the host
+ * builds the panel's views from these, see docs/architecture.md, "Layout").
+ * Both say the same numbers the same way.
  */
+
+/** One of the six checks as shown to a person; `passed` undefined = not run (an earlier check stopped the candidate). */
+export interface CheckDescription {
+  readonly name: CheckName;
+  readonly passed?: boolean;
+  /** The measured number, formatted ("3 lines", "0.142", "p = 0.0039"). */
+  readonly value: string;
+  /** The rule it was held to ("≤ 20 lines", "< 0.025"). */
+  readonly threshold: string;
+  readonly detail?: string;
+}
+
+export interface DiffLine {
+  readonly kind: 'context' | 'added' | 'removed' | 'note';
+  readonly text: string;
+}
+
+export interface DiffHunk {
+  readonly header: string;
+  readonly lines: readonly DiffLine[];
+}
+
+/** The paired statistics of one A/B test, as the registry's lineage records them. */
+export type PairedStats = Pick<Lineage, 'n' | 'b' | 'c' | 'effect' | 'p' | 'adjustedAlpha'>;
+
+type DecidedResult = Extract<EvolveResult, { kind: 'decided' }>;
 
 /** p-values and other small numbers: four significant digits, no trailing zeros (0.03125, 1.192e-7). */
 export function formatNumber(x: number): string {
@@ -25,7 +49,7 @@ function signed(x: number): string {
   return `${x > 0 ? '+' : ''}${x.toFixed(3)}`;
 }
 
-export function checkView(check: GateCheck): CheckView {
+export function describeCheck(check: GateCheck): CheckDescription {
   switch (check.name) {
     case 'frozen_sections': {
       const f = check.frozen;
@@ -61,18 +85,18 @@ export function checkView(check: GateCheck): CheckView {
 }
 
 /** All six checks in gate order: the ones never run say so. */
-export function sixChecks(checks: readonly CheckView[]): CheckView[] {
+export function sixChecks(checks: readonly CheckDescription[]): CheckDescription[] {
   return CHECK_ORDER.map((name) => checks.find((c) => c.name === name) ?? { name, value: 'not run', threshold: '' });
 }
 
 /** Checks as stored in the registry (JSON): anything that does not look like a gate check is left out. */
-export function checksFromJson(value: unknown): CheckView[] {
+export function checksFromJson(value: unknown): CheckDescription[] {
   if (!Array.isArray(value)) return [];
-  const out: CheckView[] = [];
+  const out: CheckDescription[] = [];
   for (const item of value) {
     if (!isGateCheck(item)) continue;
     try {
-      out.push(checkView(item));
+      out.push(describeCheck(item));
     } catch {
       // a malformed stored check is skipped, never shown half-read
     }
@@ -105,7 +129,7 @@ function isGateCheck(x: unknown): x is GateCheck {
 }
 
 /** One terminal line per check: ✓/✗/· name value (threshold) — detail. */
-export function checkLine(check: CheckView): string {
+export function checkLine(check: CheckDescription): string {
   const mark = check.passed === undefined ? '·' : check.passed ? '✓' : '✗';
   const rule = check.threshold ? ` (${check.threshold})` : '';
   const detail = check.detail ? ` — ${check.detail}` : '';
@@ -141,15 +165,11 @@ export function diffStat(hunks: readonly DiffHunk[]): string {
   return `+${added} −${removed}`;
 }
 
-export function statsView(stats: { n: number; b: number; c: number; effect: number; p: number; adjustedAlpha: number } | undefined): StatsView | undefined {
-  return stats ? { n: stats.n, b: stats.b, c: stats.c, effect: stats.effect, p: stats.p, adjustedAlpha: stats.adjustedAlpha } : undefined;
-}
-
-export function statsLine(stats: StatsView): string {
+export function statsLine(stats: PairedStats): string {
   return `N=${stats.n} b=${stats.b} c=${stats.c} effect ${signed(stats.effect)} p=${formatNumber(stats.p)} adjusted α=${formatNumber(stats.adjustedAlpha)}`;
 }
 
-export function lineageLine(lineage: Lineage | LineageView): string {
+export function lineageLine(lineage: Lineage): string {
   return `${statsLine(lineage)} edit ${lineage.editDistance} line(s) drift ${lineage.drift.toFixed(3)} model ${lineage.model}`;
 }
 
@@ -173,21 +193,6 @@ export function abProgressLine(progress: { done: number; total: number; failed: 
   return `A/B test: ${progress.done}/${progress.total} requests${progress.failed > 0 ? `, ${progress.failed} failed` : ''}`;
 }
 
-export function candidateViews(result: Extract<EvolveResult, { kind: 'decided' }>, current: string): CandidateView[] {
-  return result.decision.verdicts.map((verdict) => {
-    const candidate = result.candidates.find((c) => c.id === verdict.id);
-    return {
-      id: verdict.id,
-      ...(candidate?.rationale ? { rationale: candidate.rationale } : {}),
-      verdict: verdict.kind,
-      ...(verdict.failed ? { failed: verdict.failed } : {}),
-      checks: sixChecks(verdict.checks.map(checkView)),
-      ...(verdict.stats ? { stats: statsView(verdict.stats) } : {}),
-      diff: diffHunks(current, candidate?.text ?? current),
-    };
-  });
-}
-
 export function verdictLine(verdict: Pick<CandidateVerdict, 'kind' | 'failed'>): string {
   switch (verdict.kind) {
     case 'pass':
@@ -200,14 +205,16 @@ export function verdictLine(verdict: Pick<CandidateVerdict, 'kind' | 'failed'>):
 }
 
 /** Every candidate with its six checks, then a one-line summary per candidate. */
-export function candidateLines(views: readonly CandidateView[]): string[] {
-  const lines: string[] = [`${views.length} candidate(s):`];
-  for (const view of views) {
-    lines.push('', `${view.id} (${diffStat(view.diff)})${view.rationale ? ` — ${view.rationale}` : ''}`);
-    for (const check of view.checks) lines.push(`  ${checkLine(check)}`);
-    lines.push(`  → ${verdictLine({ kind: view.verdict, failed: view.failed })}`);
+export function candidateLines(result: DecidedResult, current: string): string[] {
+  const verdicts = result.decision.verdicts;
+  const lines: string[] = [`${verdicts.length} candidate(s):`];
+  for (const verdict of verdicts) {
+    const candidate = result.candidates.find((c) => c.id === verdict.id);
+    lines.push('', `${verdict.id} (${diffStat(diffHunks(current, candidate?.text ?? current))})${candidate?.rationale ? ` — ${candidate.rationale}` : ''}`);
+    for (const check of sixChecks(verdict.checks.map(describeCheck))) lines.push(`  ${checkLine(check)}`);
+    lines.push(`  → ${verdictLine(verdict)}`);
   }
-  lines.push('', `Summary: ${views.map((v) => `${v.id} ${v.verdict}${v.failed ? ` (${v.failed})` : ''}`).join(' · ')}`);
+  lines.push('', `Summary: ${verdicts.map((v) => `${v.id} ${v.kind}${v.failed ? ` (${v.failed})` : ''}`).join(' · ')}`);
   return lines;
 }
 
@@ -236,97 +243,12 @@ export function skippedLines(skipped: readonly { file: string; lineNumber: numbe
   return [`${skipped.length} task line(s) skipped:`, ...lines];
 }
 
-/** The registry's versions for the panel, newest first, labelled v1… in the order they were recorded. */
-export function versionViews(versions: readonly PromptVersion[], inForceText: string | undefined): VersionView[] {
-  const byId = new Map(versions.map((v) => [v.id, v]));
-  const labels = new Map(versions.map((v, i) => [v.id, `v${i + 1}`]));
-  const inForce = inForceText === undefined ? undefined : [...versions].reverse().find((v) => v.text === inForceText)?.id;
-  return versions
-    .map((v): VersionView => {
-      const parent = v.parent ? byId.get(v.parent) : undefined;
-      return {
-        id: v.id,
-        label: labels.get(v.id) ?? v.id,
-        kind: v.kind,
-        ...(v.parent ? { parent: v.parent } : {}),
-        root: v.root,
-        ...(v.restores ? { restores: v.restores } : {}),
-        created: v.created,
-        inForce: v.id === inForce,
-        ...(v.lineage ? { lineage: { ...v.lineage } } : {}),
-        diff: parent ? diffHunks(parent.text, v.text) : [],
-      };
-    })
-    .reverse();
-}
-
-/** How a version is described in the rollback quick pick. */
-export function versionDescription(view: VersionView, labels: ReadonlyMap<string, string>): string {
-  switch (view.kind) {
-    case 'promotion':
-      return view.lineage ? `promotion of ${labels.get(view.parent ?? '') ?? '?'} · ${lineageLine(view.lineage)}` : 'promotion';
-    case 'rollback':
-      return `rollback, restores ${labels.get(view.restores ?? '') ?? '?'}`;
-    case 'root':
-      return view.parent ? `root: a hand edit after ${labels.get(view.parent) ?? '?'}` : 'root: the first prompt recorded';
-  }
-}
-
-/**
- * The review queue: the newest near-miss of each candidate, unless that text
- * has since become a registry version.
- */
-export function nearMissViews(evaluations: readonly Evaluation[], versions: readonly PromptVersion[], inForceVersion: string | undefined): NearMissView[] {
-  const versionTexts = new Set(versions.map((v) => v.text));
-  const textOf = new Map(versions.map((v) => [v.id, v.text]));
-  const seen = new Set<string>();
-  const out: NearMissView[] = [];
-  for (const e of evaluations) {
-    if (seen.has(e.candidateId) || versionTexts.has(e.text)) continue;
-    seen.add(e.candidateId);
-    const stats = statsView(e.stats);
-    out.push({
-      candidateId: e.candidateId,
-      run: e.run,
-      ts: e.ts ?? '',
-      baselineVersion: e.baselineVersion,
-      stale: inForceVersion !== undefined && e.baselineVersion !== inForceVersion,
-      ...(e.failed ? { failed: e.failed } : {}),
-      checks: sixChecks(checksFromJson(e.checks)),
-      ...(stats ? { stats } : {}),
-      diff: diffHunks(textOf.get(e.baselineVersion) ?? '', e.text),
-    });
-  }
-  return out;
-}
-
-export function runView(input: {
-  result: Extract<EvolveResult, { kind: 'decided' }>;
-  current: string;
-  summary: string;
-  model: string;
-  tasks: number;
-  taskSetHash: string;
-  finished: string;
-}): RunView {
-  return {
-    run: input.result.run,
-    finished: input.finished,
-    outcome: input.result.outcome,
-    summary: input.summary,
-    model: input.model,
-    tasks: input.tasks,
-    taskSetHash: input.taskSetHash,
-    candidates: candidateViews(input.result, input.current),
-  };
-}
-
 /** The outcome in one line (the caller adds what happened to the prompt file). */
-export function outcomeLine(result: Extract<EvolveResult, { kind: 'decided' }>): string {
+export function outcomeLine(result: DecidedResult): string {
   const decision = result.decision;
   switch (decision.outcome) {
     case 'promote': {
-      const stats = statsView(decision.winner.stats);
+      const stats = decision.winner.stats;
       return `Outcome: promote ${decision.winner.id}${result.promoted ? ` as a new registry version ${result.promoted.id}` : ''}${stats ? ` (${statsLine(stats)})` : ''}`;
     }
     case 'near-miss':

@@ -4,12 +4,11 @@ import { errorMessage } from '../errorMessage';
 import { PROMPT_FILE, writePromptIfUnchanged, type PromptFilePort, type PromptSnapshot } from '../prompt/promptFile';
 import type { ChatModel } from '../provider/chatModel';
 import type { SecretSet } from '../redact';
-import type { RunView } from '../../protocol/review';
 import { evolvePrompt, type EvolveResult } from './evolve';
 import { gatherEvidence } from './evidence';
 import { PromptRegistry } from './registry';
 import {
-  abProgressLine, candidateLines, NO_TASKS_NEXT_STEP, outcomeLine, progressLine, runView, skippedLines, undecidedLines,
+  abProgressLine, candidateLines, NO_TASKS_NEXT_STEP, outcomeLine, progressLine, skippedLines, undecidedLines,
 } from './report';
 import type { PromptEvolutionSettings } from './settings';
 import { SqliteFileError } from './sqliteFile';
@@ -87,8 +86,20 @@ export interface PromptEvolutionEnd {
   readonly code: number;
   /** The run's last word: the outcome and what became of the prompt file. */
   readonly summary: string;
-  /** A decided run as the review panel shows it. */
-  readonly view?: RunView;
+  /** A decided run, for the review panel (the host builds its view). */
+  readonly decided?: DecidedRun;
+}
+
+/** What the review panel shows of a decided run. */
+export interface DecidedRun {
+  readonly result: Extract<EvolveResult, { kind: 'decided' }>;
+  /** The prompt the candidates were compared with. */
+  readonly current: string;
+  readonly model: string;
+  readonly tasks: number;
+  readonly taskSetHash: string;
+  /** When the candidates were decided (ISO 8601). */
+  readonly finished: string;
 }
 
 export async function runPromptEvolution(ports: PromptEvolutionPorts): Promise<PromptEvolutionEnd> {
@@ -160,8 +171,8 @@ async function decided(
   out.line();
   out.line(`A/B: ${result.ab.runs} request(s), ${result.ab.failures.length} failed`);
   for (const failure of result.ab.failures.slice(0, 5)) out.line(`  failed: task ${failure.taskId} (${failure.arm}): ${failure.message}`);
-  const view = runView({ result, current: start.text, summary: '', model: info.modelName, tasks: info.tasks, taskSetHash: info.taskSetHash, finished: ports.clock().toISOString() });
-  for (const line of candidateLines(view.candidates)) out.line(line);
+  const decidedRun: DecidedRun = { result, current: start.text, model: info.modelName, tasks: info.tasks, taskSetHash: info.taskSetHash, finished: ports.clock().toISOString() };
+  for (const line of candidateLines(result, start.text)) out.line(line);
   out.line();
   let summary = outcomeLine(result);
   let code = 0;
@@ -180,7 +191,7 @@ async function decided(
   }
   if (code === 0) out.line(summary);
   else out.problem(summary);
-  return { code, summary, view: { ...view, summary } };
+  return { code, summary, decided: decidedRun };
 }
 
 function stop(out: PromptEvolutionOutput, lines: readonly string[]): PromptEvolutionEnd {

@@ -1,3 +1,4 @@
+import { isHandoffBranchName } from '../../core/git';
 import type { Logger } from '../../core/log';
 import { parseWebviewMessage, type WebviewMessage } from '../../protocol/chat';
 
@@ -67,7 +68,7 @@ export class MessageRouter {
   }
 
   async route(raw: unknown): Promise<RouteResult> {
-    const message = parseWebviewMessage(raw);
+    const message = parseWebviewMessage(raw, { isBranchName: isHandoffBranchName });
     if (!message) {
       this.log.warn(`ignored a malformed message from the chat view: ${this.preview(raw)}`);
       return { outcome: 'malformed' };

@@ -4,7 +4,6 @@ import { errorMessage } from '../../core/errorMessage';
 import type { Logger } from '../../core/log';
 import type { PromptSnapshot } from '../../core/prompt/promptFile';
 import type { PromptRegistry } from '../../core/promptEvolution/registry';
-import { nearMissViews, versionViews } from '../../core/promptEvolution/report';
 import { openPromptRegistry, registryFile } from '../../core/promptEvolution/run';
 import type { SecretSet } from '../../core/redact';
 import { workspaceIdOf } from '../../core/workspaceId';
@@ -20,6 +19,7 @@ import { restorePrompt, rollbackPrompt, type RollbackDeps } from './rollback';
 import { dismissCandidate, promoteCandidateAnyway, type NearMissDeps } from './nearMiss';
 import { PromptEvolutionTask } from './task';
 import { TraceSink } from './traceSink';
+import { nearMissViews, versionViews } from './views';
 
 /**
  * Prompt evolution in VS Code: the prompt in force (built in until the

@@ -2,9 +2,9 @@ import * as vscode from 'vscode';
 import type { Logger } from '../../core/log';
 import { PROMPT_FILE, writePromptIfUnchanged } from '../../core/prompt/promptFile';
 import type { PromptRegistry, PromptVersion } from '../../core/promptEvolution/registry';
-import { versionDescription, versionViews } from '../../core/promptEvolution/report';
 import type { Notifier } from '../platform/notify';
 import type { WorkspacePromptFile } from './promptFile';
+import { versionDescription, versionViews } from './views';
 
 export interface RollbackDeps {
   readonly registry: () => Promise<PromptRegistry>;

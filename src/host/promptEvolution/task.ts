@@ -9,6 +9,7 @@ import { Disposable } from '../platform/lifecycle';
 import { RunTerminal, type RunOutput } from '../platform/runTerminal';
 import type { Providers } from '../provider/provider';
 import type { WorkspacePromptFile } from './promptFile';
+import { runView } from './views';
 import { errorMessage } from '../../core/errorMessage';
 
 export const PROMPT_EVOLUTION_TASK = 'candor-prompt-evolution';
@@ -138,9 +139,10 @@ export class PromptEvolutionTask extends Disposable {
   }
 
   private finished(end: PromptEvolutionEnd): void {
-    this.deps.log.info(`prompt evolution${end.view ? ` ${end.view.run}` : ''}: ${end.summary}`);
-    if (!end.view) return;
-    this.last = end.view;
-    if (end.view.outcome === 'promote' || end.view.outcome === 'near-miss') this.deps.review();
+    this.deps.log.info(`prompt evolution${end.decided ? ` ${end.decided.result.run}` : ''}: ${end.summary}`);
+    if (!end.decided) return;
+    const view = runView(end.decided, end.summary);
+    this.last = view;
+    if (view.outcome === 'promote' || view.outcome === 'near-miss') this.deps.review();
   }
 }

@@ -1,5 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { MAX_FIND_CHARS, MAX_SEND_CHARS, parseWebviewMessage } from '../../../src/protocol/chat';
+import { isHandoffBranchName } from '../../../src/core/git/allowList';
+import { MAX_FIND_CHARS, MAX_SEND_CHARS, parseWebviewMessage as parseWith, type WebviewMessageRules } from '../../../src/protocol/chat';
+
+/** The rules the chat view's router passes: the core's. */
+const RULES: WebviewMessageRules = { isBranchName: isHandoffBranchName };
+const parseWebviewMessage = (value: unknown) => parseWith(value, RULES);
 
 describe('messages from the webview are untrusted input', () => {
   it('accepts each message of the protocol in its exact shape', () => {

@@ -42,7 +42,7 @@ describe('one of each', () => {
     it('the names evolution ships pass the guard and the chat view\'s messages', () => {
       for (const branch of [rantBranch(newId()), revertBranch('0123456789ab')]) {
         assert.ok(isHandoffBranchName(branch), branch);
-        assert.deepEqual(parseWebviewMessage({ type: 'takeBranch', branch }), { type: 'takeBranch', branch });
+        assert.deepEqual(parseWebviewMessage({ type: 'takeBranch', branch }, { isBranchName: isHandoffBranchName }), { type: 'takeBranch', branch });
         assert.doesNotThrow(() => checkInvocation({ subcommand: 'fetch', config: [...FETCH_CONFIG, 'core.hooksPath=/tmp/no-hooks'], args: ['--no-tags', '/tmp/scratch', `refs/heads/${branch}:refs/heads/${branch}`] }));
       }
     });
@@ -52,7 +52,7 @@ describe('one of each', () => {
         assert.throws(() => rantBranch(id), /cannot name an evolution branch/);
         const branch = `candor/rant-${id}`;
         assert.equal(isHandoffBranchName(branch), false, branch);
-        assert.equal(parseWebviewMessage({ type: 'showDiff', branch }), undefined, branch);
+        assert.equal(parseWebviewMessage({ type: 'showDiff', branch }, { isBranchName: isHandoffBranchName }), undefined, branch);
       }
     });
   });

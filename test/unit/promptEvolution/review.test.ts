@@ -7,7 +7,8 @@ import { Session } from '../../../src/core/session/session';
 import { gatherEvidence } from '../../../src/core/promptEvolution/evidence';
 import { cheapChecks } from '../../../src/core/promptEvolution/promotionGate';
 import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
-import { checkLine, checksFromJson, diffHunks, formatNumber, sixChecks, versionViews } from '../../../src/core/promptEvolution/report';
+import { checkLine, checksFromJson, diffHunks, formatNumber, sixChecks } from '../../../src/core/promptEvolution/report';
+import { versionViews } from '../../../src/host/promptEvolution/views';
 import { parseReviewMessage } from '../../../src/protocol/review';
 import { PROMPT, SMALL_EDIT } from './fixtures';
 

@@ -9,6 +9,7 @@ import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
 import { openPromptRegistry, registryFile, runPromptEvolution, type PromptEvolutionPorts } from '../../../src/core/promptEvolution/run';
 import { resolveSettings } from '../../../src/core/promptEvolution/settings';
 import { SecretSet } from '../../../src/core/redact';
+import { runView } from '../../../src/host/promptEvolution/views';
 import { modelAt } from '../provider/models';
 
 const PHRASE = 'Echo the task input verbatim.';
@@ -86,11 +87,12 @@ describe('runPromptEvolution: the one run of the VS Code task and the CLI', func
     const disk = diskPromptFile(workspace);
     const refusing: PromptFilePort = { read: () => disk.read(), write: async () => ({ ok: false, reason: 'VS Code did not apply the edit to .candor/prompt.md' }) };
     const end = await runPromptEvolution(ports(refusing));
+    const view = end.decided && runView(end.decided, end.summary);
     assert.equal(end.code, 1);
     assert.match(end.summary, /^Outcome: promote .*Not written: VS Code did not apply the edit to \.candor\/prompt\.md\. The registry records it as withdrawn\.$/);
     assert.deepEqual(printed.problems, [end.summary], 'the summary is the one problem line');
-    assert.equal(end.view?.outcome, 'promote');
-    assert.equal(end.view?.finished, '2026-01-02T03:04:05.000Z');
+    assert.equal(view?.outcome, 'promote');
+    assert.equal(view?.finished, '2026-01-02T03:04:05.000Z');
     assert.equal(fs.readFileSync(path.join(workspace, '.candor', 'prompt.md'), 'utf8'), PROMPT);
     assert.deepEqual((await registry?.versions())?.map((v) => v.kind), ['root', 'promotion', 'rollback']);
     assert.deepEqual(printed.progress[printed.progress.length - 1], [48, 48], 'A/B progress (24 tasks, two arms) goes through its own port');
@@ -100,7 +102,7 @@ describe('runPromptEvolution: the one run of the VS Code task and the CLI', func
     const end = await runPromptEvolution(ports(diskPromptFile(workspace)));
     assert.equal(end.code, 0, printed.lines.join('\n'));
     assert.match(end.summary, /Written to \.candor\/prompt\.md and saved\.$/);
-    assert.equal(end.view?.summary, end.summary);
+    assert.equal(end.decided && runView(end.decided, end.summary).summary, end.summary);
     assert.equal(fs.readFileSync(path.join(workspace, '.candor', 'prompt.md'), 'utf8'), WITH_PHRASE);
   });
 
