@@ -12,6 +12,7 @@ import { resolveCliModel, UsageError, type CliModel } from './model';
 import { errorMessage } from '../core/errorMessage';
 import { ensureDataDir, isDataDirError } from '../core/settings/dataDirRules';
 import type { CliStream } from './output';
+import { isKindError } from '../core/kindError';
 
 /** The `candor.evolution.*` settings with nothing set: the manifest's defaults, through the extension's own resolver. */
 const SETTINGS = resolveCandorSettings({ inspect: manifestDefaults, trusted: true, confirmedUrls: [] });
@@ -89,7 +90,7 @@ export async function evolve(args: string[], out: CliStream): Promise<number> {
     );
     return record.outcome === 'error' ? 1 : 0;
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (isKindError(err, UsageError)) {
       console.error(`evolve: ${err.message}\nusage:\n${EVOLVE_USAGE}`);
       return 2;
     }
@@ -146,7 +147,7 @@ export async function take(args: string[]): Promise<number> {
     console.log(`took ${result.branch} at ${result.commit.slice(0, 12)} (not checked out)`);
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || isParseArgsError(err)) {
+    if (isKindError(err, UsageError) || isParseArgsError(err)) {
       console.error(`take: ${err.message}\nusage:\n${EVOLVE_USAGE}`);
       return 2;
     }

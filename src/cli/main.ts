@@ -6,6 +6,7 @@ import { evolve, take, EVOLVE_USAGE } from './evolve';
 import { runPromptEvolutionCli, PROMPT_EVOLVE_USAGE } from './promptEvolve';
 import { errorMessage } from '../core/errorMessage';
 import { exitWhenWritten, processStreams, type CliStreams } from './output';
+import { isKindError } from '../core/kindError';
 
 /**
  * The headless CLI over the same core as the extension:
@@ -58,7 +59,7 @@ function rant(args: string[]): number {
     console.log(`Rant saved (${saved.id})`);
     return 0;
   } catch (err) {
-    if (err instanceof EmptyRantError) {
+    if (isKindError(err, EmptyRantError)) {
       console.error(`rant: ${err.message}`);
       return 2;
     }

@@ -5,9 +5,16 @@ import { parseScenario, type Scenario } from '../core/offline/scenario';
 import { DEFAULT_POLICY, type ChatModel } from '../core/provider/chatModel';
 import { ModelResolver } from '../core/provider/resolve';
 import { errorMessage } from '../core/errorMessage';
+import { KindError } from '../core/kindError';
 
 /** A command line that cannot run as given: exit 2 and print the usage. */
-export class UsageError extends Error {}
+/** The command line is wrong: the CLI prints the message and its usage, and exits 2. */
+export class UsageError extends KindError<'usage'> {
+  override readonly name = 'UsageError';
+  constructor(message: string) {
+    super('usage', message);
+  }
+}
 
 /** `--base-url URL --model M`, or neither for the offline demo (from `--scenario FILE` when given). */
 export interface ModelFlags {

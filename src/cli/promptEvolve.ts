@@ -9,6 +9,7 @@ import { resolveSettings, SettingsError, type PromptEvolutionSettings } from '..
 import { environmentSecrets, type SecretSet } from '../core/redact';
 import { workspaceIdOf } from '../core/workspaceId';
 import { resolveCliModel, UsageError, type CliModel } from './model';
+import { isKindError } from '../core/kindError';
 
 /**
  * `candor prompt-evolve`: one prompt-evolution run, headless: the same
@@ -95,11 +96,11 @@ export async function runPromptEvolutionCli(argv: string[], output: CliOutput = 
     });
     return end.code;
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (isKindError(err, UsageError)) {
       io.err(`prompt-evolve: ${err.message}\nusage:\n${PROMPT_EVOLVE_USAGE}`);
       return 2;
     }
-    if (err instanceof SettingsError) {
+    if (isKindError(err, SettingsError)) {
       io.err(`prompt-evolve: ${err.message}`);
       return 2;
     }

@@ -1,6 +1,7 @@
 import type { Hash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { KindError, isKindError } from './kindError';
 
 /**
  * Reads of files that code Candor does not trust may have left behind (the
@@ -18,21 +19,19 @@ const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.
 const CHUNK = 64 * 1024;
 
 /** A file Candor will not read: not a regular file, or larger than the cap. `file` is the name the message gives it. */
-export class UnsafeFileError extends Error {
+export class UnsafeFileError extends KindError<'unsafe-file'> {
   override readonly name = 'UnsafeFileError';
-  readonly kind = 'unsafe-file';
   constructor(
     readonly file: string,
     /** What it is instead: "a FIFO", "a symbolic link", "12345678 bytes (more than 1048576)". */
     readonly what: string,
   ) {
-    super(`${file} is ${what}; Candor does not read it`);
-    Object.setPrototypeOf(this, new.target.prototype);
+    super('unsafe-file', `${file} is ${what}; Candor does not read it`);
   }
 }
 
 export function isUnsafeFile(value: unknown): value is UnsafeFileError {
-  return value instanceof UnsafeFileError;
+  return isKindError(value, UnsafeFileError);
 }
 
 /** What a stat says a path is, for people. */

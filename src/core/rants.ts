@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { appendJsonLine, readJsonLines } from './jsonl';
 import { newId } from './ids';
+import { KindError } from './kindError';
 
 /** One line of rants.jsonl (docs/architecture.md, "Data files"). */
 export interface Rant {
@@ -14,10 +15,10 @@ export interface Rant {
 
 export const RANTS_FILE = 'rants.jsonl';
 
-export class EmptyRantError extends Error {
-  readonly kind = 'empty-rant';
+export class EmptyRantError extends KindError<'empty-rant'> {
+  override readonly name = 'EmptyRantError';
   constructor() {
-    super('A rant needs some text.');
+    super('empty-rant', 'A rant needs some text.');
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../messages';
 import { errorMessage } from '../errorMessage';
+import { KindError } from '../kindError';
 
 /**
  * Compaction: the older turns are summarized and replaced by the summary; the
@@ -16,15 +17,8 @@ export interface CompactionPlan {
 
 export type CompactionErrorKind = 'nothing-to-compact' | 'summary-failed' | 'empty-summary' | 'cancelled';
 
-export class CompactionError extends Error {
+export class CompactionError extends KindError<CompactionErrorKind> {
   override readonly name = 'CompactionError';
-  constructor(
-    readonly kind: CompactionErrorKind,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 export type Summarize = (messages: ChatMessage[], signal?: AbortSignal) => Promise<string>;

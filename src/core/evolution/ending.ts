@@ -7,6 +7,7 @@ import { isEvolutionError } from './errors';
 import type { EvolutionPhase } from './options';
 import type { EvolutionOutcome, GateSummary } from './record';
 import type { GateResult } from './testGate';
+import { isKindError } from '../kindError';
 
 /** How an evolution run ended, before it becomes its record (docs/architecture.md, "Evolution"). */
 export interface Ending {
@@ -20,9 +21,6 @@ export interface Ending {
   /** Set when the gate was checked for flakiness (HEAD's and the change's gates). */
   readonly checked?: CheckedGate;
 }
-
-/** A run that cannot proceed, with a reason for people. */
-export class RunFailure extends Error {}
 
 /** The record's `gate`: the verdict, its tail, and what the runner's summary line counted. */
 export function gateSummary(ending: Ending): GateSummary | null {
@@ -41,12 +39,12 @@ export function gateSummary(ending: Ending): GateSummary | null {
 
 /** The ending of a run that threw: an `error` record with a reason for people, or `discarded` when the user cancelled. */
 export function failureEnding(err: unknown, at: { readonly phase: EvolutionPhase; readonly cancelled: boolean; readonly cloned: boolean; readonly log?: Logger }): Ending {
-  if (err instanceof RunFailure) return { outcome: 'error', reason: err.message };
+  if (isEvolutionError(err, 'refused')) return { outcome: 'error', reason: err.message };
   if (isEvolutionError(err, 'cancelled') || at.cancelled) {
     return { outcome: 'discarded', reason: `cancelled by the user during ${at.phase}${at.cloned ? '; the clone is restored' : ''}` };
   }
-  if (err instanceof LockBusyError) return { outcome: 'error', reason: err.message };
-  if (err instanceof RequestError) return { outcome: 'error', reason: `the model request failed during ${at.phase}: ${err.kind}${err.status !== undefined ? ` ${err.status}` : ''} — ${err.message}` };
+  if (isKindError(err, LockBusyError)) return { outcome: 'error', reason: err.message };
+  if (isKindError(err, RequestError)) return { outcome: 'error', reason: `the model request failed during ${at.phase}: ${err.kind}${err.status !== undefined ? ` ${err.status}` : ''} — ${err.message}` };
   const message = errorMessage(err);
   at.log?.error(`evolution run failed during ${at.phase}: ${err instanceof Error && err.stack ? err.stack : message}`);
   return { outcome: 'error', reason: `failed during ${at.phase}: ${message}` };

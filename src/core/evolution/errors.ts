@@ -1,3 +1,5 @@
+import { KindError, isKindError } from '../kindError';
+
 /** What stopped an evolution step, as a word the caller can switch on. */
 export type EvolutionErrorKind =
   /** A scratch-git call aimed at a path outside `<dataDir>/scratch/`: a bug, never run. */
@@ -9,21 +11,16 @@ export type EvolutionErrorKind =
   /** A change-tool argument was refused (path escapes, bad patch, …). */
   | 'tool'
   /** The branch to hand off does not exist in the scratch clone. */
-  | 'no-branch';
+  | 'no-branch'
+  /** The run cannot proceed (the repository is not one); the message says why, for people. */
+  | 'refused';
 
-export class EvolutionError extends Error {
+export class EvolutionError extends KindError<EvolutionErrorKind> {
   override readonly name = 'EvolutionError';
-  constructor(
-    readonly kind: EvolutionErrorKind,
-    message: string,
-  ) {
-    super(message);
-    Object.setPrototypeOf(this, new.target.prototype);
-  }
 }
 
 export function isEvolutionError(value: unknown, kind?: EvolutionErrorKind): value is EvolutionError {
-  return value instanceof EvolutionError && (kind === undefined || value.kind === kind);
+  return kind === undefined ? isKindError(value, EvolutionError) : isKindError(value, EvolutionError, kind);
 }
 
 /** Throws `cancelled` when the signal has fired. */

@@ -7,7 +7,7 @@ import type { ChatModel } from '../provider/chatModel';
 import { changeTools } from './changeTools';
 import { runChangeLoop } from './changeLoop';
 import { agentReadme } from './readme';
-import { throwIfCancelled } from './errors';
+import { EvolutionError, throwIfCancelled } from './errors';
 import { GateRunner } from './gateRunner';
 import { DEFAULT_GATE_LIMITS } from './limits';
 import { describeGate } from './testGate';
@@ -30,7 +30,7 @@ import { dataDirRefusal } from '../settings/dataDirRules';
 import { errorMessage } from '../errorMessage';
 
 import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';
-import { failureEnding, gateSummary, RunFailure, triageLine, type Ending } from './ending';
+import { failureEnding, gateSummary, triageLine, type Ending } from './ending';
 import { firstLine } from '../text';
 
 export { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions };
@@ -172,7 +172,7 @@ class EvolutionRun {
     try {
       return await openWorkspaceRepo(repository, this.options.git);
     } catch (err) {
-      if (isGitGuardError(err, 'not-a-repo')) throw new RunFailure(`${repository} (candor.evolution.repository) is not a git repository; it must be a local git checkout of the agent's own source`);
+      if (isGitGuardError(err, 'not-a-repo')) throw new EvolutionError('refused', `${repository} (candor.evolution.repository) is not a git repository; it must be a local git checkout of the agent's own source`);
       throw err;
     }
   }

@@ -1,4 +1,5 @@
 import { errorMessage } from '../errorMessage';
+import { KindError, isKindError } from '../kindError';
 
 /**
  * What went wrong, as a word the caller can switch on. The message is for
@@ -27,20 +28,19 @@ export type GitGuardErrorKind =
   /** Git ran and failed for another reason; the message holds its stderr. */
   | 'failed';
 
-export class GitGuardError extends Error {
+export class GitGuardError extends KindError<GitGuardErrorKind> {
   override readonly name = 'GitGuardError';
   constructor(
-    readonly kind: GitGuardErrorKind,
+    kind: GitGuardErrorKind,
     message: string,
     readonly detail?: string,
   ) {
-    super(message);
-    Object.setPrototypeOf(this, new.target.prototype);
+    super(kind, message);
   }
 }
 
 export function isGitGuardError(value: unknown, kind?: GitGuardErrorKind): value is GitGuardError {
-  return value instanceof GitGuardError && (kind === undefined || value.kind === kind);
+  return kind === undefined ? isKindError(value, GitGuardError) : isKindError(value, GitGuardError, kind);
 }
 
 /**
@@ -49,7 +49,7 @@ export function isGitGuardError(value: unknown, kind?: GitGuardErrorKind): value
  * unrecognised stays `failed` with git's own words.
  */
 export function classifyGitFailure(err: unknown, where: string): GitGuardError {
-  if (err instanceof GitGuardError) return err;
+  if (isKindError(err, GitGuardError)) return err;
   const text = errorMessage(err);
   const firstLine = text.split('\n').find((line) => line.trim() !== '')?.trim() ?? 'unknown error';
   if (/\bspawn\b.*\bENOENT\b|\bENOENT\b.*\bspawn\b|\bEACCES\b/.test(text)) {

@@ -1,4 +1,5 @@
 import { isRecord } from '../text';
+import { KindError } from '../kindError';
 /**
  * The offline provider's scenario format. A scenario is a list of rules tried
  * in order; the first rule whose `match` fits the request answers it.
@@ -58,10 +59,11 @@ export interface Scenario {
   readonly rules: readonly ScenarioRule[];
 }
 
-export class ScenarioError extends Error {
+/** A scenario file that does not fit the format; the message names the bad place. */
+export class ScenarioError extends KindError<'invalid-scenario'> {
+  override readonly name = 'ScenarioError';
   constructor(message: string) {
-    super(message);
-    this.name = 'ScenarioError';
+    super('invalid-scenario', message);
   }
 }
 

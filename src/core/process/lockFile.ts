@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { KindError, isKindError } from '../kindError';
 
 /**
  * The one lock-file rule, shared by processes on one machine (two VS Code
@@ -31,16 +32,15 @@ export interface HeldLock {
   release(): void;
 }
 
-export class LockBusyError extends Error {
-  readonly kind = 'busy';
+export class LockBusyError extends KindError<'busy'> {
+  override readonly name = 'LockBusyError';
   constructor(
     readonly lockFile: string,
     /** Who holds it, when the file could be read. */
     readonly holder: LockInfo | undefined,
     message: string,
   ) {
-    super(message);
-    this.name = 'LockBusyError';
+    super('busy', message);
   }
 }
 
@@ -92,7 +92,7 @@ export async function withLock<T>(file: string, work: () => T | Promise<T>, opti
     try {
       lock = tryLock(file, options);
     } catch (err) {
-      if (!(err instanceof LockBusyError) || Date.now() > deadline) throw err;
+      if (!isKindError(err, LockBusyError) || Date.now() > deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 + attempt) + Math.random() * 5));
     }
   }

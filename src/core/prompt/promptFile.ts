@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { confine } from '../workspace/confine';
 import { WorkspaceToolError } from '../workspace/errors';
 import { BUILT_IN_PROMPT } from './systemPrompt';
+import { isKindError } from '../kindError';
 
 /** Where a workspace keeps its own system prompt (meant to be committed). */
 export const PROMPT_FILE = '.candor/prompt.md';
@@ -32,8 +33,8 @@ export async function readPromptFile(
   try {
     real = (await confine([folder], PROMPT_FILE)).absolute;
   } catch (err) {
-    if (err instanceof WorkspaceToolError && err.kind === 'not-found') return { status: 'absent', why: 'missing' };
-    if (err instanceof WorkspaceToolError) return { status: 'refused', reason: `${PROMPT_FILE} was not read: ${err.message}` };
+    if (isKindError(err, WorkspaceToolError, 'not-found')) return { status: 'absent', why: 'missing' };
+    if (isKindError(err, WorkspaceToolError)) return { status: 'refused', reason: `${PROMPT_FILE} was not read: ${err.message}` };
     throw err;
   }
   const open = openText(real);

@@ -2,6 +2,7 @@ import { errorMessage } from '../errorMessage';
 import { PROMPT_FILE, writePromptIfUnchanged, type PromptFilePort } from '../prompt/promptFile';
 import { RegistryError, type Evaluation, type Lineage, type PromptRegistry, type PromptVersion } from './registry';
 import { changedLines, checkFrozen, drift } from './textMetrics';
+import { isKindError } from '../kindError';
 
 /**
  * The review queue's two ways out besides a re-test (docs/architecture.md,
@@ -59,7 +60,7 @@ export async function promoteNearMiss(registry: PromptRegistry, promptFile: Prom
   try {
     version = await registry.promoteAnyway(candidateId, head.id, nearMiss.text, lineage);
   } catch (err) {
-    if (err instanceof RegistryError) return { ok: false, reason: err.message };
+    if (isKindError(err, RegistryError)) return { ok: false, reason: err.message };
     throw err;
   }
   const written = await writePromptIfUnchanged(promptFile, nearMiss.text, start, `Candor: promote ${candidateId} anyway`).catch((err: unknown) => ({ ok: false as const, reason: errorMessage(err) }));

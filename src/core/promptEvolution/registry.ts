@@ -5,6 +5,7 @@ import type { CandidateHistory } from './promotionGate';
 import { SqliteFile, type SqliteFileOptions } from './sqliteFile';
 import { SCHEMA, SCHEMA_VERSION, migrate } from './registrySchema';
 import { all, one, parseIds, toEvaluation, toSignal, toTrace, toVersion } from './registryRows';
+import { KindError } from '../kindError';
 
 /**
  * `<dataDir>/traces.sqlite`: the prompt registry (every version with its
@@ -108,14 +109,8 @@ export interface Evaluation {
   readonly ts?: string;
 }
 
-export class RegistryError extends Error {
-  constructor(
-    readonly kind: 'not-found' | 'stale-parent',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'RegistryError';
-  }
+export class RegistryError extends KindError<'not-found' | 'stale-parent'> {
+  override readonly name = 'RegistryError';
 }
 
 export type RegistryOptions = Omit<SqliteFileOptions, 'schema' | 'schemaVersion' | 'migrate'> & {

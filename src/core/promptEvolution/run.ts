@@ -13,6 +13,7 @@ import {
 import type { PromptEvolutionSettings } from './settings';
 import { SqliteFileError } from './sqliteFile';
 import { readTaskSets } from './taskSet';
+import { isKindError } from '../kindError';
 
 /**
  * One prompt-evolution run, the same for the VS Code task and
@@ -48,7 +49,7 @@ export async function openPromptRegistry(location: RegistryLocation, warn: (mess
   try {
     return await PromptRegistry.open(location);
   } catch (err) {
-    if (!(err instanceof SqliteFileError && err.kind === 'corrupt')) throw err;
+    if (!isKindError(err, SqliteFileError, 'corrupt')) throw err;
     warn(err.message);
     return PromptRegistry.open(location);
   }

@@ -1,5 +1,6 @@
 import { manifestDefault } from '../settings/manifest';
 import { DEFAULT_FLIPS, DEFAULT_SEED } from './stats';
+import { KindError } from '../kindError';
 
 /** `candor.promptEvolution.*`, plus the permutation test's knobs. */
 export interface PromptEvolutionSettings {
@@ -41,11 +42,10 @@ function manifestNumber(key: (typeof SETTING_KEYS)[number]): number {
   return value;
 }
 
-export class SettingsError extends Error {
-  readonly kind = 'invalid-setting';
+export class SettingsError extends KindError<'invalid-setting'> {
+  override readonly name = 'SettingsError';
   constructor(readonly setting: keyof PromptEvolutionSettings, message: string) {
-    super(`candor.promptEvolution.${setting}: ${message}`);
-    this.name = 'SettingsError';
+    super('invalid-setting', `candor.promptEvolution.${setting}: ${message}`);
   }
 }
 

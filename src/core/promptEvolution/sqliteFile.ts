@@ -5,6 +5,7 @@ import initSqlJs from 'sql.js';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { isAlive, LockBusyError, withLock } from '../process/lockFile';
 import { errorMessage } from '../errorMessage';
+import { KindError, isKindError } from '../kindError';
 
 /**
  * One SQLite file shared by several processes, through sql.js (the whole
@@ -17,15 +18,15 @@ import { errorMessage } from '../errorMessage';
 
 export type SqliteFileErrorKind = 'corrupt' | 'locked';
 
-export class SqliteFileError extends Error {
+export class SqliteFileError extends KindError<SqliteFileErrorKind> {
+  override readonly name = 'SqliteFileError';
   constructor(
-    readonly kind: SqliteFileErrorKind,
+    kind: SqliteFileErrorKind,
     message: string,
     /** For 'corrupt': where the unreadable file was moved. */
     readonly movedTo?: string,
   ) {
-    super(message);
-    this.name = 'SqliteFileError';
+    super(kind, message);
   }
 }
 
@@ -133,7 +134,7 @@ export class SqliteFile {
     try {
       return await withLock(`${this.options.file}.lock`, work, { timeoutMs: this.options.lockTimeoutMs, staleMs: STALE_LOCK_MS, holderName: 'another writer', holderOf: `of ${this.options.file}` });
     } catch (err) {
-      if (err instanceof LockBusyError) throw new SqliteFileError('locked', err.message);
+      if (isKindError(err, LockBusyError)) throw new SqliteFileError('locked', err.message);
       throw err;
     }
   }

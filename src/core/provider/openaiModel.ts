@@ -6,6 +6,7 @@ import { RequestError } from './requestError';
 import { withRetries } from './retry';
 import { classify, requestUrl, streamChat } from './stream';
 import { inMemoryUsage, refusesStreamOptions, type StreamUsageMemory } from './streamUsage';
+import { isKindError } from '../kindError';
 
 /** The SDK's own limit on one HTTP request; idle streams are cut far sooner by the policy. */
 const CLIENT_TIMEOUT_MS = 10 * 60_000;
@@ -51,7 +52,7 @@ export function openAiChatModel(client: OpenAI, identity: Identity, policy: Requ
     try {
       result = await streamOnce(request, options, known === undefined);
     } catch (err) {
-      if (known !== undefined || !(err instanceof RequestError) || !refusesStreamOptions(err)) throw err;
+      if (known !== undefined || !isKindError(err, RequestError) || !refusesStreamOptions(err)) throw err;
       result = await streamOnce(request, options, false);
       usage.remember(identity, result.usage ? 'rejects-stream-options' : 'no-usage-in-streams');
     }
@@ -69,7 +70,7 @@ export function openAiChatModel(client: OpenAI, identity: Identity, policy: Requ
           const result = await streamWithUsage(request, options);
           ending = { completed: true, result };
         } catch (err) {
-          ending = { completed: false, error: err instanceof RequestError ? err : new RequestError('cut', String(err)) };
+          ending = { completed: false, error: isKindError(err, RequestError) ? err : new RequestError('cut', String(err)) };
         }
         options.onAttemptEnd?.(ending);
         if (!ending.completed) throw ending.error;

@@ -1,3 +1,5 @@
+import { KindError } from '../kindError';
+
 /** Why a request did not complete. The chat shows each kind with its own words. */
 export type RequestErrorKind =
   | 'connection' // refused, reset before the reply, DNS
@@ -7,17 +9,17 @@ export type RequestErrorKind =
   | 'malformed' // a chunk that is not JSON
   | 'cancelled'; // the user pressed Stop
 
-export class RequestError extends Error {
+export class RequestError extends KindError<RequestErrorKind> {
+  override readonly name: string = 'RequestError';
   constructor(
-    readonly kind: RequestErrorKind,
+    kind: RequestErrorKind,
     message: string,
     readonly status?: number,
     readonly retryAfterMs?: number,
     /** The URL the request went to, when it reached the network: the chat shows it. */
     readonly url?: string,
   ) {
-    super(message);
-    this.name = 'RequestError';
+    super(kind, message);
   }
 
   /** The contract: Candor retries 429, 5xx and connection errors, nothing else. */

@@ -7,6 +7,7 @@ import type { ChatModel, RequestPolicy } from './chatModel';
 import { sendsKeyTo, type LocalServer } from './localServers';
 import { createClient, listModels, openAiChatModel } from './openaiModel';
 import { inMemoryUsage, type StreamUsageMemory } from './streamUsage';
+import { KindError } from '../kindError';
 
 /** The model the offline provider answers as when none is set. */
 const OFFLINE_MODEL = 'candor-offline';
@@ -38,11 +39,8 @@ export interface OfflineProvider {
   readonly onStart?: (baseUrl: string) => void;
 }
 
-export class ModelResolutionError extends Error {
-  constructor(readonly kind: 'no-model' | 'offline-failed', message: string) {
-    super(message);
-    this.name = 'ModelResolutionError';
-  }
+export class ModelResolutionError extends KindError<'no-model' | 'offline-failed'> {
+  override readonly name = 'ModelResolutionError';
 }
 
 /** `(provider slug, model)` of the settings, without starting anything. */

@@ -1,4 +1,5 @@
 import { RequestError } from './requestError';
+import { isKindError } from '../kindError';
 
 export interface RetryNotice {
   readonly attempt: number; // 1-based number of the retry about to happen
@@ -33,7 +34,7 @@ export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPol
     try {
       return await attempt();
     } catch (err) {
-      if (!(err instanceof RequestError) || !err.retryable || tries >= policy.maxRetries || policy.signal?.aborted) throw err;
+      if (!isKindError(err, RequestError) || !err.retryable || tries >= policy.maxRetries || policy.signal?.aborted) throw err;
       const delayMs = retryDelayMs(err, tries + 1);
       policy.onRetry?.({ attempt: tries + 1, of: policy.maxRetries, delayMs, error: err });
       await sleep(delayMs, policy.signal);

@@ -4,6 +4,7 @@ import { redact } from '../redact';
 import type { CompletedRequest, Usage } from './chatModel';
 import { PartialReplyError, RequestError } from './requestError';
 import { errorMessage } from '../errorMessage';
+import { isKindError } from '../kindError';
 
 /** One attempt as the SDK is asked for it; the adapter fills in the model and the policy. */
 interface ChatRequest {
@@ -133,7 +134,7 @@ export function requestUrl(baseUrl: string, path: string): string {
 export function classify(err: unknown, context: FailureContext, secrets: readonly string[] = []): RequestError {
   if (context.cancelled) return new RequestError('cancelled', 'stopped by the user');
   if (context.idleFired) return new RequestError('idle-timeout', `${Math.round(context.idleTimeoutMs / 1000)} s`);
-  if (err instanceof RequestError) return err;
+  if (isKindError(err, RequestError)) return err;
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const retryAfter = parseRetryAfter(err.headers?.get?.('retry-after') ?? null);
     const message = (err.error as { message?: unknown } | undefined)?.message;

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isInsideReal, realPathLenient } from '../realPath';
+import { KindError, isKindError } from '../kindError';
 
 /**
  * The rules a data folder must meet (docs/architecture.md, "Settings and
@@ -44,16 +45,12 @@ export interface DataDirRefusal {
   readonly message: string;
 }
 
-export class DataDirError extends Error {
+export class DataDirError extends KindError<DataDirRefusalKind> {
   override readonly name = 'DataDirError';
-  constructor(readonly kind: DataDirRefusalKind, message: string) {
-    super(message);
-    Object.setPrototypeOf(this, new.target.prototype);
-  }
 }
 
 export function isDataDirError(value: unknown): value is DataDirError {
-  return value instanceof DataDirError;
+  return isKindError(value, DataDirError);
 }
 
 const NEXT_STEP = 'Set candor.dataDir to a folder of its own that only you can write, for example ~/.candor.';

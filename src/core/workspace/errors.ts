@@ -1,3 +1,5 @@
+import { KindError } from '../kindError';
+
 export type WorkspaceToolErrorKind =
   /** The window has no workspace folder. */
   | 'no-folder'
@@ -15,13 +17,6 @@ export type WorkspaceToolErrorKind =
   /** A malformed argument (empty query, NUL byte, bad bound). */
   | 'invalid';
 
-export class WorkspaceToolError extends Error {
+export class WorkspaceToolError extends KindError<WorkspaceToolErrorKind> {
   override readonly name = 'WorkspaceToolError';
-  constructor(
-    readonly kind: WorkspaceToolErrorKind,
-    message: string,
-  ) {
-    super(message);
-    Object.setPrototypeOf(this, new.target.prototype);
-  }
 }

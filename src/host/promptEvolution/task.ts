@@ -11,6 +11,7 @@ import type { Providers } from '../provider/provider';
 import type { WorkspacePromptFile } from './promptFile';
 import { runView } from './views';
 import { errorMessage } from '../../core/errorMessage';
+import { isKindError } from '../../core/kindError';
 
 export const PROMPT_EVOLUTION_TASK = 'candor-prompt-evolution';
 const TASK_NAME = 'Run Prompt Evolution';
@@ -116,7 +117,7 @@ export class PromptEvolutionTask extends Disposable {
       const c = vscode.workspace.getConfiguration('candor.promptEvolution');
       settings = resolveSettings(Object.fromEntries(SETTING_KEYS.map((key) => [key, c.get<number>(key)])));
     } catch (err) {
-      if (!(err instanceof SettingsError)) throw err;
+      if (!isKindError(err, SettingsError)) throw err;
       out.line(`Setting error: ${err.message}`);
       return 1;
     }

@@ -14,6 +14,7 @@ import type { ProviderInfo } from '../../protocol/chat';
 import type { CandorSettings } from '../settings/config';
 import { errorMessage } from '../../core/errorMessage';
 import { providerSlug } from '../../core/context/slug';
+import { isKindError } from '../../core/kindError';
 
 const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
 
@@ -176,14 +177,14 @@ export class Providers implements TextModel {
       try {
         scenario = parseScenario(JSON.parse(fs.readFileSync(file, 'utf8')), file);
       } catch (err) {
-        scenario = err instanceof ScenarioError ? err : new ScenarioError(`${file}: ${errorMessage(err)}`);
+        scenario = isKindError(err, ScenarioError) ? err : new ScenarioError(`${file}: ${errorMessage(err)}`);
       }
       this.scenarioCache = { file, mtimeMs, scenario };
       server?.resetCounts();
-      this.log.info(`offline scenario ${file} ${scenario instanceof ScenarioError ? `is invalid: ${scenario.message}` : 'loaded'}`);
+      this.log.info(`offline scenario ${file} ${isKindError(scenario, ScenarioError) ? `is invalid: ${scenario.message}` : 'loaded'}`);
     }
     const cached = this.scenarioCache.scenario;
-    return cached instanceof ScenarioError ? errorScenario(`The offline scenario is invalid: ${cached.message}`) : cached;
+    return isKindError(cached, ScenarioError) ? errorScenario(`The offline scenario is invalid: ${cached.message}`) : cached;
   }
 }
 
