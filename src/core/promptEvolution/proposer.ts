@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TextModel } from '../provider/chatModel';
-import { extractJson, isPlainObject } from './extractJson';
+import { clip, extractJson, isRecord } from '../text';
 import { errorMessage } from '../errorMessage';
 
 /**
@@ -69,7 +69,7 @@ export async function proposeCandidates(input: ProposeInput): Promise<ProposalRe
 
 function proposalRequest(input: ProposeInput): string {
   const section = (title: string, items: readonly string[] | undefined): string => {
-    const kept = (items ?? []).slice(-ITEMS_PER_KIND).map((item, i) => `${i + 1}. ${clip(item)}`);
+    const kept = (items ?? []).slice(-ITEMS_PER_KIND).map((item, i) => `${i + 1}. ${clip(item, PER_ITEM_CHARS)}`);
     return `## ${title}\n${kept.length > 0 ? kept.join('\n') : '(none)'}`;
   };
   return [
@@ -89,14 +89,14 @@ export function parseProposals(reply: string, current: string, count: number): P
   const candidates: Candidate[] = [];
   let dropped = 0;
   for (const item of list) {
-    const text = typeof item === 'string' ? item : isPlainObject(item) && typeof item.prompt === 'string' ? item.prompt : undefined;
+    const text = typeof item === 'string' ? item : isRecord(item) && typeof item.prompt === 'string' ? item.prompt : undefined;
     const id = text === undefined ? undefined : candidateId(text);
     if (text === undefined || id === undefined || text.trim() === '' || seen.has(id) || candidates.length >= count) {
       dropped++;
       continue;
     }
     seen.add(id);
-    const rationale = isPlainObject(item) && typeof item.rationale === 'string' ? item.rationale : undefined;
+    const rationale = isRecord(item) && typeof item.rationale === 'string' ? item.rationale : undefined;
     candidates.push(rationale === undefined ? { id, text } : { id, text, rationale });
   }
   if (candidates.length === 0) return { kind: 'none', reason: 'no-usable-candidate', detail: `${list.length} item(s), none a new prompt` };
@@ -105,8 +105,4 @@ export function parseProposals(reply: string, current: string, count: number): P
 
 export function candidateId(text: string): string {
   return `c-${createHash('sha256').update(text.replace(/\r\n/g, '\n')).digest('hex').slice(0, 12)}`;
-}
-
-function clip(text: string, limit = PER_ITEM_CHARS): string {
-  return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }

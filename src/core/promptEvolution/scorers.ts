@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { TextModel } from '../provider/chatModel';
-import { extractJson, isPlainObject } from './extractJson';
+import { extractJson, isRecord } from '../text';
 import type { EvalTask } from './taskSet';
 
 /** A task's score on the 0..1 scale; `note` says why a reply got 0 for a reason other than being wrong. */
@@ -34,9 +34,9 @@ export function exactScore(expected: unknown, reply: string): Score {
 
 /** The fraction of the expected top-level fields present and deep-equal in the JSON object of the reply. */
 export function jsonScore(expected: unknown, reply: string): Score {
-  if (!isPlainObject(expected)) return { score: 0, note: 'the task has no expected object' };
+  if (!isRecord(expected)) return { score: 0, note: 'the task has no expected object' };
   const found = extractJson(reply, 'object');
-  if (!isPlainObject(found)) return { score: 0, note: 'no JSON object in the reply' };
+  if (!isRecord(found)) return { score: 0, note: 'no JSON object in the reply' };
   const keys = Object.keys(expected);
   const equal = keys.filter((key) => Object.hasOwn(found, key) && isDeepStrictEqual(found[key], expected[key])).length;
   return { score: equal / keys.length };

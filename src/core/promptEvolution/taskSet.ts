@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseJsonLines } from '../jsonl';
-import { isPlainObject } from './extractJson';
+import { isRecord } from '../text';
 
 /** `.candor/evals/*.jsonl`: one task per line. */
 
@@ -78,7 +78,7 @@ function recordLineNumbers(text: string): number[] {
     const line = raw.replace(/\r$/, '').trim();
     if (line === '') return;
     try {
-      if (isPlainObject(JSON.parse(line))) numbers.push(index + 1);
+      if (isRecord(JSON.parse(line))) numbers.push(index + 1);
     } catch {
       // counted as skipped by parseJsonLines
     }
@@ -93,7 +93,7 @@ function toTask(record: Record<string, unknown>): EvalTask | string {
   if (typeof input !== 'string') return `${id}: input must be a string`;
   if (scorer !== 'exact' && scorer !== 'json' && scorer !== 'judge') return `${id}: scorer must be "exact", "json" or "judge"`;
   if (scorer === 'exact' && !['string', 'number', 'boolean'].includes(typeof expected)) return `${id}: exact needs a string, number or boolean expected`;
-  if (scorer === 'json' && !(isPlainObject(expected) && Object.keys(expected).length > 0)) return `${id}: json needs an expected object with at least one field`;
+  if (scorer === 'json' && !(isRecord(expected) && Object.keys(expected).length > 0)) return `${id}: json needs an expected object with at least one field`;
   if (scorer === 'judge' && (typeof rubric !== 'string' || rubric.trim() === '')) return `${id}: judge needs a rubric`;
   if (rubric !== undefined && typeof rubric !== 'string') return `${id}: rubric must be a string`;
   return rubric === undefined ? { id, input, expected, scorer } : { id, input, expected, scorer, rubric };
@@ -109,7 +109,7 @@ export function taskSetHash(tasks: readonly EvalTask[]): string {
 /** JSON with object keys sorted at every depth. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (isPlainObject(value)) {
+  if (isRecord(value)) {
     const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
   }

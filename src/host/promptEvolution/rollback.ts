@@ -5,6 +5,7 @@ import type { PromptRegistry, PromptVersion } from '../../core/promptEvolution/r
 import type { Notifier } from '../platform/notify';
 import type { WorkspacePromptFile } from './promptFile';
 import { versionDescription, versionViews } from './views';
+import { firstLine } from '../../core/text';
 
 export interface RollbackDeps {
   readonly registry: () => Promise<PromptRegistry>;
@@ -34,7 +35,7 @@ export async function rollbackPrompt(deps: RollbackDeps): Promise<void> {
     items.push({
       label: `${view.label} ${view.kind}${view.inForce ? ' (in force)' : ''}`,
       description: versionDescription(view, labels),
-      detail: `${view.created} · ${firstLine(version.text)}`,
+      detail: `${view.created} · ${firstLine(version.text, 100)}`,
       versionId: view.id,
     });
   }
@@ -72,9 +73,4 @@ export async function restorePrompt(deps: RollbackDeps, versionId: string): Prom
   deps.log.info(`prompt rolled back to ${target.id} (new version ${recorded.id})`);
   void deps.notify.info(`Candor: restored ${label} in ${PROMPT_FILE}.`);
   deps.changed();
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
-  return line.length > 100 ? `${line.slice(0, 100)}…` : line;
 }
