@@ -7,7 +7,7 @@
  * types from the core: a rule of the core that a message must meet comes in
  * from the host (`WebviewMessageRules`).
  */
-import type { TranscriptEntry } from '../core/chat/transcript';
+import type { TranscriptEntry } from '../core/session/transcript';
 import type { GaugeState } from '../core/context/gauge';
 import type { DriftTotals } from '../core/context/driftEvents';
 import type { RantStatus } from '../core/evolution/triage';

@@ -2,7 +2,7 @@
 // tests and benchmarks need, kept out of src so that every export there is
 // used by the product.
 import type { Session } from '../../src/core/session/session';
-import { Transcript, type TranscriptEntry } from '../../src/core/chat/transcript';
+import { Transcript, type TranscriptEntry } from '../../src/core/session/transcript';
 import type { DriftEvent, DriftRecord, DriftSink } from '../../src/core/context/driftEvents';
 import { Tally, type DriftTally } from '../../src/core/context/tally';
 import { measureParts, type MessageMeasure } from '../../src/core/context/heuristic';

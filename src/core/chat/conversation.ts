@@ -6,7 +6,7 @@ import type { SystemPrompt } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
 import type { AttemptEnding, ChatModel, CompletedRequest } from '../provider/chatModel';
 import { PartialReplyError, RequestError } from '../provider/requestError';
-import { Transcript, type TranscriptEntry } from './transcript';
+import { Transcript, type TranscriptEntry } from '../session/transcript';
 import type { ToolHost } from './tools';
 import { gaugeOf, type GaugeState } from '../context/gauge';
 import type { ContextGate, GateProjection } from '../context/gate';

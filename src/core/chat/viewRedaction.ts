@@ -1,5 +1,5 @@
 import { MATCH_REACH, type SecretSet } from '../redact';
-import type { TranscriptEntry } from './transcript';
+import type { TranscriptEntry } from '../session/transcript';
 
 /**
  * Everything posted to the chat view passes through here (docs/architecture.md,

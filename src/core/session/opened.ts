@@ -3,7 +3,7 @@ import { Session, type SessionOptions } from './session';
 import { TranscriptPages, type FindDirection } from './pages';
 import { newestEntries, PAGE_ENTRIES, readSessionTail, type TranscriptPage } from './tail';
 import { sessionTitle } from './listing';
-import type { TranscriptEntry } from '../chat/transcript';
+import type { TranscriptEntry } from './transcript';
 
 /** Entries shown above a found one, so that it does not sit at the very top of what was loaded. */
 const FIND_CONTEXT = 20;

@@ -1,4 +1,4 @@
-import { Transcript, type TranscriptEntry } from '../chat/transcript';
+import { Transcript, type TranscriptEntry } from './transcript';
 import type { SessionRecord } from './records';
 import type { TranscriptPage } from './tail';
 

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { Transcript, type TranscriptEntry } from '../chat/transcript';
+import { Transcript, type TranscriptEntry } from './transcript';
 import { contentText } from '../messages';
 import { assertNever } from '../assertNever';
 import { isSessionRecord, type SessionRecord } from './records';

@@ -6,7 +6,7 @@ import { startOfflineServer, type OfflineServer } from '../../../src/core/offlin
 import { parseScenario } from '../../../src/core/offline/scenario';
 import { Conversation, type ChatSettings } from '../../../src/core/chat/conversation';
 import { sessionCompactor } from '../../../src/core/chat/compactor';
-import { type TranscriptEntry } from '../../../src/core/chat/transcript';
+import { type TranscriptEntry } from '../../../src/core/session/transcript';
 import { parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
 import { Session } from '../../../src/core/session/session';

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Session } from '../../../src/core/session/session';
-import { type TranscriptEntry } from '../../../src/core/chat/transcript';
+import { type TranscriptEntry } from '../../../src/core/session/transcript';
 import { TranscriptPages } from '../../../src/core/session/pages';
 import { OpenedSession } from '../../../src/core/session/opened';
 import { REDACTED, SecretSet } from '../../../src/core/redact';

@@ -1,6 +1,6 @@
 import { assertNever } from '../assertNever';
 import { contentText } from '../messages';
-import type { SessionRecord } from '../session/records';
+import type { SessionRecord } from './records';
 
 /**
  * What the chat shows. Built from the session's records by one mapping,
