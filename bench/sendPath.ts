@@ -18,9 +18,8 @@ import dc from 'node:diagnostics_channel';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Tiktoken } from 'js-tiktoken/lite';
-import { Conversation } from '../src/core/chat/conversation';
-import { sessionCompactor } from '../src/core/chat/compactor';
-import { ContextGate, DriftLog, textModelSummarizer } from '../src/core/context';
+import { openConversation } from '../src/core/chat/openConversation';
+import { DriftLog } from '../src/core/context';
 import { SUMMARY_PREFIX } from '../src/core/context/compaction';
 import { heuristicTokens } from '../src/core/context/heuristic';
 import { providerSlug } from '../src/core/context/slug';
@@ -128,19 +127,17 @@ export async function measureSendPath(dir: string, messages: number, o200k: Tikt
     const memory = new Content(5).english(300);
     const settings = (): Parameters<ModelResolver['resolve']>[0] => ({ baseUrl: server.baseUrl, apiKey: 'bench-key', model: 'gpt-4o', policy: { idleTimeoutMs: 60_000, maxRetries: 0 } });
     const identity = { provider: providerSlug(server.baseUrl), model: 'gpt-4o' };
-    const chat = new Conversation({
-      session,
-      gate: new ContextGate({ session: session.id, sink: drift }),
+    const chat = openConversation(session, {
+      driftLog: drift,
+      summaryModel: { complete: async () => 'unused' },
       identity: () => identity,
-      driftTotals: () => drift.readDrift().totals,
       tokenizer: () => worker,
       // Resolved for every request from settings read afresh, as the extension does.
       provider: () => resolver.resolve(settings()),
       settings: () => ({ contextWindow: 1_000_000, thresholdPercent: 90, keepTurns: KEEP_TURNS }),
       // Built for every request, as the extension does: a new string each time.
-      systemPrompt: async (toolNames) => buildSystemPrompt({ prompt: BUILT_IN_PROMPT, memory, toolNames }),
+      prompt: { systemPrompt: async (toolNames) => buildSystemPrompt({ prompt: BUILT_IN_PROMPT, memory, toolNames }) },
       tools: () => tools,
-      compactor: sessionCompactor(textModelSummarizer({ complete: async () => 'unused' })),
       emit: () => undefined,
       log,
     });

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { buildSystemPrompt } from '../core/prompt/systemPrompt';
+import { promptSource } from '../core/prompt/systemPrompt';
 import { agentTools } from '../core/tools/agentTools';
 import { bundledTokenizerModules } from '../core/context/tokenizer/workerTokenizer';
 import { environmentSecrets } from '../core/redact';
@@ -89,7 +89,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
     tools: () => toolHost,
     trace: promptEvolution.traceSink(),
     // Once per request, with the tools that request sends (none in an untrusted workspace).
-    systemPrompt: async (toolNames) => buildSystemPrompt({ prompt: (await promptEvolution.currentPrompt()).text, memory: await memory.promptText(), toolNames }),
+    prompt: promptSource({ prompt: async () => (await promptEvolution.currentPrompt()).text, memory: () => memory.promptText() }),
   }));
   // Each feature handles the chat view's messages it owns (docs/architecture.md, "One message, end to end").
   view.router.register('chat', chat.messageHandlers());

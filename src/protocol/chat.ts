@@ -8,11 +8,12 @@
  * from the host (`WebviewMessageRules`).
  */
 import type { TranscriptEntry } from '../core/session/transcript';
+import type { BusyMessage, DeltaMessage, EntryMessage, GaugeMessage, ReplaceTextMessage } from '../core/chat/viewMessages';
 import type { GaugeState } from '../core/context/gauge';
 import type { DriftTotals } from '../core/context/driftEvents';
 import type { RantStatus } from '../core/evolution/triage';
 
-export type { TranscriptEntry, GaugeState };
+export type { TranscriptEntry, GaugeState, ReplaceTextMessage };
 
 export interface ProviderInfo {
   readonly label: string;
@@ -90,30 +91,19 @@ export type HostMessage =
       readonly welcome: boolean;
       readonly sessionTitle: string;
     }
-  | { readonly type: 'entry'; readonly entry: TranscriptEntry }
+  | EntryMessage
   | OlderEntriesMessage
   | FoundMessage
-  | { readonly type: 'delta'; readonly id: string; readonly text: string }
+  | DeltaMessage
   | ReplaceTextMessage
-  | { readonly type: 'busy'; readonly busy: boolean }
-  | { readonly type: 'gauge'; readonly gauge: GaugeState }
+  | BusyMessage
+  | GaugeMessage
   | { readonly type: 'provider'; readonly provider: ProviderInfo }
   | { readonly type: 'git'; readonly git: GitInfo }
   | { readonly type: 'drift'; readonly drift: DriftView }
   | { readonly type: 'rants'; readonly rants: readonly RantView[]; readonly runs: readonly RunView[] }
   /** A command showed the view: the message box takes the focus. */
   | { readonly type: 'focus' };
-
-/**
- * The whole text of a streaming entry, in place of what its deltas built so
- * far: sent when redacting the accumulated reply changed text the view
- * already shows (docs/architecture.md, "Secrets").
- */
-export interface ReplaceTextMessage {
-  readonly type: 'replaceText';
-  readonly id: string;
-  readonly text: string;
-}
 
 /** The page of entries just older than those the view has, answering `loadOlder`. */
 export interface OlderEntriesMessage {

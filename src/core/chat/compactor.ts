@@ -1,7 +1,12 @@
 import type { Session } from '../session/session';
 import { compactHistory, type Summarize } from '../context/compaction';
 import { newId } from '../ids';
-import type { Compactor } from './conversation';
+
+/** Compaction as the chat loop asks for it: on the send path past the threshold, and on demand. */
+export interface Compactor {
+  /** Replaces older turns by a summary; throws and leaves the session as it was on failure. */
+  compact(session: Session, keepTurns: number, signal: AbortSignal): Promise<{ replaced: number }>;
+}
 
 /**
  * Compaction of a session on disk: the summary is recorded as a compaction

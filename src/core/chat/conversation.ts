@@ -1,94 +1,24 @@
-import type { Logger } from '../log';
 import { SecretSet } from '../redact';
 import { newId } from '../ids';
 import type { ChatMessage, ToolSpec } from '../messages';
 import type { SystemPrompt } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
-import type { AttemptEnding, ChatModel, CompletedRequest } from '../provider/chatModel';
+import type { AttemptEnding, ChatModel, CompletedRequest, StreamOptions } from '../provider/chatModel';
 import { PartialReplyError, RequestError } from '../provider/requestError';
-import { Transcript, type TranscriptEntry } from '../session/transcript';
-import type { ToolHost } from './tools';
 import { gaugeOf, type GaugeState } from '../context/gauge';
-import type { ContextGate, GateProjection } from '../context/gate';
-import type { DriftTotals, Identity } from '../context/driftEvents';
-import type { TokenCounter } from '../context/estimator';
+import type { GateProjection } from '../context/gate';
+import type { Identity } from '../context/driftEvents';
 import { PayloadLedger, type PayloadMeasure } from '../context/ledger';
 import { ToolRenderings } from '../context/toolRendering';
 import { errorMessage } from '../errorMessage';
 import { SendGate } from './sendGate';
 import { retryableTurn, suspectText, warningText } from './gateNotices';
+import { RequestInFlight, SendSpan } from './requestInFlight';
+import type { ChatSettings, ConversationDeps } from './ports';
 import { lastCompaction } from '../session/history';
 
 export type { Identity };
-
-export interface ChatSettings {
-  readonly contextWindow: number;
-  /** Where the window came from: the user's setting, the local server's report, or the default. */
-  readonly windowSource?: 'settings' | 'server' | 'default';
-  readonly thresholdPercent: number;
-  readonly keepTurns: number;
-}
-
-export interface Compactor {
-  /** Replaces older turns by a summary; throws and leaves the session as it was on failure. */
-  compact(session: Session, keepTurns: number, signal: AbortSignal): Promise<{ replaced: number }>;
-}
-
-export type ChatEvent =
-  | { readonly type: 'entry'; readonly entry: TranscriptEntry }
-  | { readonly type: 'delta'; readonly id: string; readonly text: string }
-  | { readonly type: 'busy'; readonly busy: boolean }
-  | { readonly type: 'gauge'; readonly gauge: GaugeState };
-
-/** One request as the trace store keeps it (no message text, no key). */
-export interface RequestTrace {
-  readonly session: string;
-  readonly turn: string;
-  /** The transcript entry of the reply, for thumbs up/down. */
-  readonly replyId: string;
-  readonly model: string;
-  readonly provider: string;
-  readonly completed: boolean;
-  readonly error?: string;
-  readonly promptTokens?: number;
-  readonly completionTokens?: number;
-  readonly estimate: number;
-  readonly toolCalls: readonly string[];
-  readonly durationMs: number;
-  /** The prompt the request's system message was built from: the trace writer tags its registry version. Never stored. */
-  readonly prompt: string;
-}
-
-export interface ConversationDeps {
-  readonly session: Session;
-  readonly gate: ContextGate;
-  /** The identity requests would have now (settings), for the gauge between requests. */
-  readonly identity: () => Identity;
-  readonly driftTotals: () => DriftTotals;
-  /**
-   * The tokenizer of a model, or undefined for a model with none known. A
-   * model without one (or a conversation given none) is counted with the
-   * heuristic, calibrated against the provider's own counts.
-   */
-  readonly tokenizer?: (model: string) => TokenCounter | undefined;
-  /** The model of the settings in force; its policy says how requests are retried and cut. */
-  readonly provider: () => Promise<ChatModel>;
-  readonly settings: () => ChatSettings;
-  /** Builds one request's system message, listing exactly the tools that request sends. */
-  readonly systemPrompt: (toolNames: readonly string[]) => Promise<SystemPrompt>;
-  readonly tools: () => ToolHost;
-  readonly compactor: Compactor;
-  readonly emit: (event: ChatEvent) => void;
-  readonly log: Logger;
-  /** Told about every request that ended, completed or not. */
-  readonly trace?: (trace: RequestTrace) => void;
-  /**
-   * The keys to keep out of notices, partial replies and log lines (the
-   * session file and the view). Without it, only credential patterns are
-   * removed. The user's own messages are kept as typed.
-   */
-  readonly secrets?: SecretSet;
-}
+export type { RequestTrace } from './ports';
 
 /** Tool rounds per turn; a model that keeps calling tools past this is stopped and told so. */
 const MAX_TOOL_ROUNDS = 12;
@@ -101,7 +31,6 @@ const MAX_TOOL_ROUNDS = 12;
 export class Conversation {
   private running: AbortController | undefined;
   private readonly secrets: SecretSet;
-  private readonly transcript = new Transcript();
   /** Every message counted as it arrives, off the send path (docs/architecture.md, "Context gate"). */
   private readonly ledger: PayloadLedger;
   private readonly sendGate: SendGate;
@@ -122,13 +51,11 @@ export class Conversation {
       notice: (turn, level, text, retryable) => this.notice(turn, level, text, retryable),
       persistGate: () => this.persistGate(),
     });
-    // What the view shows comes from the records, through the same mapping a
-    // reload uses; only a reply still streaming is shown before its record.
-    for (const record of deps.session.all()) this.transcript.add(record);
+    // What the view shows of the records comes from the session's live
+    // transcript (TranscriptPages); only a reply still streaming is emitted here.
     deps.session.onAppend((record) => {
       if (record.type === 'message') this.ledger.append(record.message);
       else if (record.type === 'compaction') this.ledger.reset(deps.session.history(), record.id);
-      for (const entry of this.transcript.add(record)) deps.emit({ type: 'entry', entry });
     });
   }
 
@@ -213,7 +140,7 @@ export class Conversation {
   }
 
   private systemPrompt(tools: readonly ToolSpec[]): Promise<SystemPrompt> {
-    return this.deps.systemPrompt(tools.map((t) => t.function.name));
+    return this.deps.prompt.systemPrompt(tools.map((t) => t.function.name));
   }
 
   private async run(turn: string): Promise<void> {
@@ -247,91 +174,107 @@ export class Conversation {
 
   /** One request, with the gate before it. Returns undefined when the turn ended in an error. */
   private async request(turn: string, signal: AbortSignal, system: SystemPrompt, tools: readonly ToolSpec[]): Promise<CompletedRequest | undefined> {
-    // The send path, from here to the SDK call: only counts already known are added up. Its log line gives
-    // the span and its parts (resolving the model, the gate, the payload), as bench/gate.bench.ts reads it.
-    const sendStart = performance.now();
+    // The send path, from here to the SDK call: only counts already known are added up.
+    const span = new SendSpan();
     const settings = this.deps.settings();
-    let provider: ChatModel;
-    try {
-      provider = await this.deps.provider();
-    } catch (err) {
-      this.notice(turn, 'error', errorMessage(err), true);
-      return undefined;
-    }
-    const resolvedAt = performance.now();
+    const provider = await this.model(turn);
+    if (!provider) return undefined;
+    span.resolved();
     const identity = provider.identity;
     const decision = await this.sendGate.check({ turn, identity, settings, signal, measure: () => this.measure(identity, system, tools) });
     if (!decision.send) return undefined;
-    const checkedAt = performance.now();
-    const measure = decision.measure;
+    span.checked();
     if (signal.aborted) {
       this.notice(turn, 'info', 'Stopped.', true);
       return undefined;
     }
     const payload = this.payload(system);
-    let estNow = measure.tokens;
-    // Named when first needed, after the request is on its way: making an id is not free.
-    let reply: string | undefined;
-    const replyId = (): string => (reply ??= newId());
-    let started = false;
-    let startedAt = Date.now();
-    const record = (fields: Pick<RequestTrace, 'completed' | 'error' | 'promptTokens' | 'completionTokens' | 'toolCalls'>): void => {
-      try {
-        this.deps.trace?.({ session: this.deps.session.id, turn, replyId: replyId(), model: provider.identity.model, provider: provider.identity.provider, estimate: estNow, durationMs: Date.now() - startedAt, prompt: system.prompt, ...fields });
-      } catch (err) {
-        this.deps.log.warn(`trace: ${String(err)}`);
-      }
-    };
+    const flight = new RequestInFlight({ turn, identity, settings, measure: decision.measure, system, span });
     try {
-      // Each attempt, retries included, is a request: it passes the gate and is traced.
-      const result = await provider.stream({ messages: payload, tools }, {
-        signal,
-        onAttempt: () => {
-          const attemptAt = performance.now();
-          startedAt = Date.now();
-          const projection = this.deps.gate.beforeRequest(identity, measure);
-          estNow = projection.estNow;
-          if (projection.newWarning) this.notice(turn, 'warning', warningText(projection, identity));
-          const now = performance.now();
-          const span = `send path ${(now - sendStart).toFixed(2)} ms (model ${(resolvedAt - sendStart).toFixed(2)}, gate ${(checkedAt - resolvedAt + now - attemptAt).toFixed(2)}, payload ${(attemptAt - checkedAt).toFixed(2)})`;
-          this.deps.log.info(`request: ${identity.model} @ ${identity.provider}, ${payload.length} messages, ${tools.length} tools, est ${estNow} (${projection.estimator}), projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'}), ${span}`);
-          // The status bar and the view learn of it once the request is on its way, not before.
-          setImmediate(() => this.publishProjection(projection));
-        },
-        onText: (delta) => {
-          if (!started) {
-            started = true;
-            this.deps.emit({ type: 'entry', entry: { id: replyId(), kind: 'assistant', text: '', streaming: true } });
-          }
-          this.deps.emit({ type: 'delta', id: replyId(), text: delta });
-        },
-        onAttemptEnd: (ending) => {
-          this.settle(turn, identity, settings, ending, estNow);
-          record(ending.completed
-            ? { completed: true, promptTokens: ending.result.usage?.promptTokens, completionTokens: ending.result.usage?.completionTokens, toolCalls: ending.result.toolCalls.map((c) => c.function.name) }
-            : { completed: false, error: ending.error.kind, toolCalls: [] });
-        },
-        onRetry: (n) => {
-          this.deps.log.warn(`retry ${n.attempt}/${n.of} in ${n.delayMs} ms after ${n.error.kind} ${n.error.status ?? ''}`);
-          this.notice(turn, 'info', `${n.error.describe()} Retrying (${n.attempt} of ${n.of}) in ${(n.delayMs / 1000).toFixed(1)} s…`);
-        },
-      });
-      const message: ChatMessage = result.toolCalls.length > 0
-        ? { role: 'assistant', content: result.content || null, tool_calls: result.toolCalls }
-        : { role: 'assistant', content: result.content };
-      // The reply keeps the id its streaming entry had: its record's entry replaces the streamed one.
-      this.deps.session.addMessage(turn, message, replyId());
+      const result = await provider.stream({ messages: payload, tools }, this.attemptHandlers(flight, signal, payload.length, tools.length));
+      this.keepReply(flight, result);
       return result;
     } catch (err) {
-      const error = err instanceof RequestError ? err : new RequestError('cut', errorMessage(err));
-      if (err instanceof PartialReplyError && err.partial) {
-        // A partial reply is only ever shown, never sent again: it is stored redacted.
-        // Under the streaming entry's id: the streamed text becomes an incomplete reply.
-        this.deps.session.append({ type: 'partial', id: replyId(), turn, text: this.secrets.redact(err.partial) });
-      }
-      this.deps.log.error(this.secrets.redact(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`));
-      this.notice(turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
+      this.replyFailed(flight, err);
       return undefined;
+    }
+  }
+
+  /** The model of the settings in force; one that cannot be had ends the turn with an error that can be retried. */
+  private async model(turn: string): Promise<ChatModel | undefined> {
+    try {
+      return await this.deps.provider();
+    } catch (err) {
+      this.notice(turn, 'error', errorMessage(err), true);
+      return undefined;
+    }
+  }
+
+  /** Each attempt, retries included, is a request: it passes the gate and is traced. */
+  private attemptHandlers(flight: RequestInFlight, signal: AbortSignal, messages: number, tools: number): StreamOptions {
+    return {
+      signal,
+      onAttempt: () => this.beginAttempt(flight, messages, tools),
+      onText: (delta) => {
+        if (!flight.streaming) {
+          flight.streaming = true;
+          this.deps.emit({ type: 'entry', entry: { id: flight.replyId, kind: 'assistant', text: '', streaming: true } });
+        }
+        this.deps.emit({ type: 'delta', id: flight.replyId, text: delta });
+      },
+      onAttemptEnd: (ending) => {
+        this.settle(flight.turn, flight.identity, flight.settings, ending, flight.estNow);
+        this.traceAttempt(flight, ending);
+      },
+      onRetry: (n) => {
+        this.deps.log.warn(`retry ${n.attempt}/${n.of} in ${n.delayMs} ms after ${n.error.kind} ${n.error.status ?? ''}`);
+        this.notice(flight.turn, 'info', `${n.error.describe()} Retrying (${n.attempt} of ${n.of}) in ${(n.delayMs / 1000).toFixed(1)} s…`);
+      },
+    };
+  }
+
+  /** An attempt begins: the gate projects it, and its log line gives the send path (as the benchmarks read it). */
+  private beginAttempt(flight: RequestInFlight, messages: number, tools: number): void {
+    const attemptAt = performance.now();
+    flight.startedAt = Date.now();
+    const { turn, identity } = flight;
+    const projection = this.deps.gate.beforeRequest(identity, flight.measure);
+    flight.estNow = projection.estNow;
+    if (projection.newWarning) this.notice(turn, 'warning', warningText(projection, identity));
+    const span = flight.span.describe(attemptAt);
+    this.deps.log.info(`request: ${identity.model} @ ${identity.provider}, ${messages} messages, ${tools} tools, est ${flight.estNow} (${projection.estimator}), projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'}), ${span}`);
+    // The status bar and the view learn of it once the request is on its way, not before.
+    setImmediate(() => this.publishProjection(projection));
+  }
+
+  /** The reply's record, under the id its streaming entry had: its entry replaces the streamed one. */
+  private keepReply(flight: RequestInFlight, result: CompletedRequest): void {
+    const message: ChatMessage = result.toolCalls.length > 0
+      ? { role: 'assistant', content: result.content || null, tool_calls: result.toolCalls }
+      : { role: 'assistant', content: result.content };
+    this.deps.session.addMessage(flight.turn, message, flight.replyId);
+  }
+
+  private replyFailed(flight: RequestInFlight, err: unknown): void {
+    const error = err instanceof RequestError ? err : new RequestError('cut', errorMessage(err));
+    if (err instanceof PartialReplyError && err.partial) {
+      // A partial reply is only ever shown, never sent again: it is stored redacted.
+      // Under the streaming entry's id: the streamed text becomes an incomplete reply.
+      this.deps.session.append({ type: 'partial', id: flight.replyId, turn: flight.turn, text: this.secrets.redact(err.partial) });
+    }
+    this.deps.log.error(this.secrets.redact(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`));
+    this.notice(flight.turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
+  }
+
+  /** Tells the trace store how an attempt ended; a store that throws costs a log line, never the turn. */
+  private traceAttempt(flight: RequestInFlight, ending: AttemptEnding): void {
+    const fields = ending.completed
+      ? { completed: true, promptTokens: ending.result.usage?.promptTokens, completionTokens: ending.result.usage?.completionTokens, toolCalls: ending.result.toolCalls.map((c) => c.function.name) }
+      : { completed: false, error: ending.error.kind, toolCalls: [] };
+    try {
+      this.deps.trace?.({ session: this.deps.session.id, turn: flight.turn, replyId: flight.replyId, model: flight.identity.model, provider: flight.identity.provider, estimate: flight.estNow, durationMs: Date.now() - flight.startedAt, prompt: flight.system.prompt, ...fields });
+    } catch (err) {
+      this.deps.log.warn(`trace: ${String(err)}`);
     }
   }
 

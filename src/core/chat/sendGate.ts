@@ -6,7 +6,8 @@ import { CompactionError, planCompaction, shouldCompact } from '../context/compa
 import type { Identity } from '../context/driftEvents';
 import type { ContextGate } from '../context/gate';
 import type { PayloadMeasure } from '../context/ledger';
-import type { ChatSettings, Compactor } from './conversation';
+import type { Compactor } from './compactor';
+import type { ChatSettings } from './ports';
 
 export interface SendGateDeps {
   readonly session: Session;

@@ -1,5 +1,6 @@
 import { MATCH_REACH, type SecretSet } from '../redact';
 import type { TranscriptEntry } from '../session/transcript';
+import type { DeltaMessage, EntryMessage, ReplaceTextMessage } from './viewMessages';
 
 /**
  * Everything posted to the chat view passes through here (docs/architecture.md,
@@ -13,10 +14,7 @@ import type { TranscriptEntry } from '../session/transcript';
  */
 
 /** The stream messages rewritten here; `replaceText` is the only one the redaction adds. */
-export type StreamMessage =
-  | { readonly type: 'entry'; readonly entry: TranscriptEntry }
-  | { readonly type: 'delta'; readonly id: string; readonly text: string }
-  | { readonly type: 'replaceText'; readonly id: string; readonly text: string };
+export type StreamMessage = EntryMessage | DeltaMessage | ReplaceTextMessage;
 
 /**
  * A credential that may still be growing at the end of the text. It is held

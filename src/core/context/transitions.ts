@@ -80,22 +80,10 @@ export function beginRequest(before: GateState, ctx: StepContext, estimate: Requ
   let projected = est;
   let change: AnchorChange | undefined;
   if (anchor) {
-    const delta = estimate.change ?? est - anchor.est;
-    const parts = estimate.parts ?? [];
-    if (delta < 0 && -delta > anchor.est / 2) {
-      // More than half of what the anchor measured is gone: what is left is no longer that payload.
-      change = { kind: 'dropped', removed: Math.round(-delta), parts, at: ctx.at };
-      anchor = null;
+    ({ anchor, projected, change } = projectOnAnchor(anchor, estimate, ctx.at));
+    if (!anchor) {
       afterShrink = true;
       unanchoredBecause = 'after-shrink';
-    } else {
-      projected = anchor.real + delta;
-      if (delta < 0) {
-        change = { kind: 'shrunk', removed: Math.round(-delta), parts, at: ctx.at };
-        // Never below the provider's count scaled to the share of the estimate still there.
-        projected = Math.max(projected, anchor.est > 0 ? (anchor.real * est) / anchor.est : 0);
-      }
-      projected = Math.max(0, Math.round(projected));
     }
   }
 
@@ -137,6 +125,28 @@ export function beginRequest(before: GateState, ctx: StepContext, estimate: Requ
   const { change: _dropped, ...rest } = state;
   const next: GateState = { ...rest, anchor, window, afterSwitch, afterShrink, previous: identity, ...(lastChange ? { change: lastChange } : {}) };
   return { state: next, projection, events };
+}
+
+/**
+ * The projection on the anchor: the provider's count plus what the estimate
+ * says changed since. A payload that lost more than half of what the anchor
+ * measured is no longer that payload: the anchor is dropped.
+ */
+function projectOnAnchor(anchor: Anchor, estimate: RequestEstimate, at: string): { readonly anchor: Anchor | null; readonly projected: number; readonly change?: AnchorChange } {
+  const est = estimate.est;
+  const delta = estimate.change ?? est - anchor.est;
+  const parts = estimate.parts ?? [];
+  if (delta < 0 && -delta > anchor.est / 2) {
+    return { anchor: null, projected: est, change: { kind: 'dropped', removed: Math.round(-delta), parts, at } };
+  }
+  let projected = anchor.real + delta;
+  let change: AnchorChange | undefined;
+  if (delta < 0) {
+    change = { kind: 'shrunk', removed: Math.round(-delta), parts, at };
+    // Never below the provider's count scaled to the share of the estimate still there.
+    projected = Math.max(projected, anchor.est > 0 ? (anchor.real * est) / anchor.est : 0);
+  }
+  return { anchor, projected: Math.max(0, Math.round(projected)), change };
 }
 
 export interface RequestResult {

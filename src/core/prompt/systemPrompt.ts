@@ -40,7 +40,7 @@ export function buildSystemPrompt(inputs: SystemPromptInputs): SystemPrompt {
 /**
  * Where the chat gets each request's system prompt: the host's prompt
  * evolution and memory features stand behind it (docs/architecture.md,
- * "The system prompt").
+ * "One message, end to end").
  */
 export interface PromptSource {
   /** Built once per request, for exactly the tools that request sends. */

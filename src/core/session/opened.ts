@@ -27,8 +27,8 @@ export interface FindAnswer {
  * A session as the chat opens it (docs/architecture.md, "Sessions"). Its
  * newest entries come from the end of the file at once; the whole file is
  * parsed in the background, for the history the model needs. The whole
- * transcript is mapped only when the user first pages back or finds.
- * Nothing waits for more than it needs.
+ * transcript is mapped once the file is, at the first need, and kept
+ * current after: the one live mapping. Nothing waits for more than it needs.
  */
 export class OpenedSession {
   /** Settles when every record is in memory; rejects if the file cannot be read. */
@@ -96,12 +96,23 @@ export class OpenedSession {
     return { hit: result.hit.id, ordinal: result.ordinal, total: result.total, older: page.entries, more: page.more };
   }
 
-  /** The whole transcript, mapped at the first need and kept current after. */
-  private async pages(): Promise<TranscriptPages> {
-    const { session } = await this.loaded;
-    if (this.disposed) throw new Error(`session ${this.id} is no longer open`);
-    this.pagesOf ??= new TranscriptPages(session);
+  /**
+   * The whole transcript: the one live mapping of the session's records to
+   * what the chat shows, mapped at the first need (the chat view following
+   * it, a page back, a find) and kept current after. None before the session
+   * is loaded, or once it is closed.
+   */
+  liveTranscript(): TranscriptPages | undefined {
+    if (!this.done || this.disposed) return undefined;
+    this.pagesOf ??= new TranscriptPages(this.done);
     return this.pagesOf;
+  }
+
+  private async pages(): Promise<TranscriptPages> {
+    await this.loaded;
+    const pages = this.liveTranscript();
+    if (!pages) throw new Error(`session ${this.id} is no longer open`);
+    return pages;
   }
 
   /** Stops following the session's appends. */

@@ -20,43 +20,57 @@ export interface FindResult {
 
 /**
  * A session's whole transcript, mapped once and kept current as records are
- * appended, so that the chat can page back through it and find in it
- * without reading the file again (docs/architecture.md, "Sessions"). The
- * mapping is `Transcript`'s: the pages are what a reload would show.
+ * appended: the one live mapping from the session's records to what the chat
+ * shows (docs/architecture.md, "Sessions"). The chat view follows it
+ * (`onEntry`), and pages back through it and finds in it without reading the
+ * file again. The mapping is `Transcript`'s: the pages are what a reload
+ * would show.
  */
 export class TranscriptPages {
-  private readonly list: TranscriptEntry[] = [];
-  private readonly positions = new Map<string, number>();
   private readonly transcript = new Transcript();
+  private readonly listeners = new Set<(entry: TranscriptEntry) => void>();
   private readonly unsubscribe: () => void;
 
   constructor(source: RecordSource) {
-    for (const record of source.all()) this.add(record);
-    this.unsubscribe = source.onAppend((record) => this.add(record));
+    for (const record of source.all()) this.transcript.add(record);
+    this.unsubscribe = source.onAppend((record) => {
+      for (const entry of this.transcript.add(record)) for (const listener of this.listeners) listener(entry);
+    });
+  }
+
+  /**
+   * Calls `listener` with every entry an appended record adds or changes, in
+   * order (an entry under an id already shown replaces it). Returns the
+   * unsubscribe.
+   */
+  onEntry(listener: (entry: TranscriptEntry) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   get size(): number {
-    return this.list.length;
+    return this.transcript.list.length;
   }
 
   indexOf(id: string): number | undefined {
-    return this.positions.get(id);
+    return this.transcript.indexOf(id);
   }
 
   /** The newest `count` entries. */
   newest(count: number): TranscriptPage {
-    return this.range(Math.max(0, this.list.length - count), this.list.length);
+    const size = this.size;
+    return this.range(Math.max(0, size - count), size);
   }
 
   /** Up to `count` entries just older than the entry `id`; undefined when no entry has that id. */
   before(id: string, count: number): TranscriptPage | undefined {
-    const at = this.positions.get(id);
+    const at = this.indexOf(id);
     return at === undefined ? undefined : this.range(Math.max(0, at - count), at);
   }
 
   /** Entries from index `from` up to, not including, `to`. */
   range(from: number, to: number): TranscriptPage {
-    return { entries: this.list.slice(from, to), more: from > 0 };
+    return { entries: this.transcript.list.slice(from, to), more: from > 0 };
   }
 
   /**
@@ -76,7 +90,8 @@ export class TranscriptPages {
     const every = new RegExp(source, 'gi');
     const matches: number[] = [];
     const counts: number[] = [];
-    this.list.forEach((entry, index) => {
+    const list = this.transcript.list;
+    list.forEach((entry, index) => {
       const text = searchText(entry);
       const count = pattern.test(text) ? (shown(text).match(every) ?? []).length : 0;
       if (count > 0) {
@@ -85,7 +100,7 @@ export class TranscriptPages {
       }
     });
     if (matches.length === 0) return { ordinal: 0, total: 0 };
-    const at = from === undefined ? undefined : this.positions.get(from);
+    const at = from === undefined ? undefined : this.indexOf(from);
     let pick: number;
     if (direction === 'older') {
       const older = at === undefined ? matches.length - 1 : lastBelow(matches, at);
@@ -97,21 +112,13 @@ export class TranscriptPages {
     const index = matches[pick] as number;
     const before = counts.slice(0, pick).reduce((sum, n) => sum + n, 0);
     const ordinal = direction === 'older' ? before + (counts[pick] as number) : before + 1;
-    return { hit: { id: (this.list[index] as TranscriptEntry).id, index }, ordinal, total: counts.reduce((sum, n) => sum + n, 0) };
+    return { hit: { id: (list[index] as TranscriptEntry).id, index }, ordinal, total: counts.reduce((sum, n) => sum + n, 0) };
   }
 
+  /** Stops following the session: no more appends are mapped, and no listener is told. */
   dispose(): void {
     this.unsubscribe();
-  }
-
-  private add(record: SessionRecord): void {
-    for (const entry of this.transcript.add(record)) {
-      const at = this.positions.get(entry.id);
-      if (at === undefined) {
-        this.positions.set(entry.id, this.list.length);
-        this.list.push(entry);
-      } else this.list[at] = entry;
-    }
+    this.listeners.clear();
   }
 }
 

@@ -4,8 +4,9 @@ import type { SessionRecord } from './records';
 
 /**
  * What the chat shows. Built from the session's records by one mapping,
- * `Transcript`, both on load and live; while a reply streams, its entry grows
- * by deltas until its record replaces it.
+ * `Transcript`, both on load and live (the session's `TranscriptPages`);
+ * while a reply streams, its entry grows by deltas until its record
+ * replaces it.
  */
 export type TranscriptEntry =
   | { readonly id: string; readonly kind: 'user'; readonly text: string }
@@ -30,7 +31,7 @@ const TRANSCRIPT_TOOL_CHARS = 4000;
  * reload shows is what was shown live.
  */
 export class Transcript {
-  private readonly list: TranscriptEntry[] = [];
+  private readonly shown: TranscriptEntry[] = [];
   private readonly positions = new Map<string, number>();
   private readonly toolNames = new Map<string, string>();
   /** The notice whose Retry still works: the newest retryable error, while nothing but bookkeeping came after it. */
@@ -43,7 +44,16 @@ export class Transcript {
   }
 
   entries(): TranscriptEntry[] {
-    return [...this.list];
+    return [...this.shown];
+  }
+
+  /** The live list, not a copy: read it, do not keep it across adds. */
+  get list(): readonly TranscriptEntry[] {
+    return this.shown;
+  }
+
+  indexOf(id: string): number | undefined {
+    return this.positions.get(id);
   }
 
   private entriesOf(record: SessionRecord): TranscriptEntry[] {
@@ -96,9 +106,9 @@ export class Transcript {
   private put(entry: TranscriptEntry): TranscriptEntry {
     const at = this.positions.get(entry.id);
     if (at === undefined) {
-      this.positions.set(entry.id, this.list.length);
-      this.list.push(entry);
-    } else this.list[at] = entry;
+      this.positions.set(entry.id, this.shown.length);
+      this.shown.push(entry);
+    } else this.shown[at] = entry;
     return entry;
   }
 }

@@ -1,11 +1,12 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Conversation, type ChatEvent, type ChatSettings, type ConversationDeps, type RequestTrace } from '../../core/chat/conversation';
-import { sessionCompactor } from '../../core/chat/compactor';
+import type { Conversation } from '../../core/chat/conversation';
+import { openConversation } from '../../core/chat/openConversation';
+import type { ChatEvent, ChatSettings, RequestTrace } from '../../core/chat/ports';
 import { noTools, type ToolHost } from '../../core/chat/tools';
-import { ContextGate, DriftLog, isGateState, textModelSummarizer } from '../../core/context';
+import { DriftLog } from '../../core/context';
+import type { PromptSource } from '../../core/prompt/systemPrompt';
 import { Session, type SessionOptions } from '../../core/session/session';
-import { listSessions } from '../../core/session/listing';
 import { OpenedSession } from '../../core/session/opened';
 import type { FindMessage, LoadOlderMessage } from '../../protocol/chat';
 import { saveRant } from '../../core/rants';
@@ -19,6 +20,7 @@ import type { ChatView } from './chatView';
 import type { StatusGauge } from '../context/statusGauge';
 import { Disposable } from '../platform/lifecycle';
 import { CURRENT_SESSION_KEY, takeCurrentSession } from './currentSession';
+import { pickSession } from './sessionPicker';
 import type { MessageHandlers } from './router';
 import { errorMessage } from '../../core/errorMessage';
 
@@ -36,7 +38,8 @@ export interface ChatControllerDeps {
   readonly log: Logger;
   /** The extension host's one SecretSet: notices, partial replies, traces and messages shown are redacted with it. */
   readonly secrets: SecretSet;
-  readonly systemPrompt: ConversationDeps['systemPrompt'];
+  /** Each request's system prompt, for exactly the tools that request sends. */
+  readonly prompt: PromptSource;
   readonly tools: () => ToolHost;
   /** Every request that ended (the prompt-evolution trace store). */
   readonly trace: (trace: RequestTrace) => void;
@@ -141,18 +144,10 @@ export class ChatController extends Disposable {
   }
 
   async openSession(): Promise<void> {
-    const sessions = listSessions(this.sessionsDir);
-    if (sessions.length === 0) {
-      void vscode.window.showInformationMessage('There are no saved sessions yet.');
-      return;
-    }
-    const pick = await vscode.window.showQuickPick(
-      sessions.map((s) => ({ label: this.deps.secrets.redact(s.title), description: s.updated.replace('T', ' ').slice(0, 16), detail: s.id === this.currentSession.id ? 'current' : undefined, file: s.file })),
-      { title: 'Candor: Open Session…', placeHolder: 'Reopen a past session' },
-    );
-    if (!pick) return;
-    this.switchTo(OpenedSession.open(pick.file, this.sessionOptions()));
-    await this.deps.workspaceState.update(CURRENT_SESSION_KEY, pick.file);
+    const file = await pickSession(this.sessionsDir, this.currentSession.id, (text) => this.deps.secrets.redact(text));
+    if (!file) return;
+    this.switchTo(OpenedSession.open(file, this.sessionOptions()));
+    await this.deps.workspaceState.update(CURRENT_SESSION_KEY, file);
     await this.sendInit();
   }
 
@@ -287,6 +282,8 @@ export class ChatController extends Disposable {
     const ready = opened.loaded.then(
       ({ session }) => {
         const loaded = performance.now();
+        // The view follows the session's one live mapping of its records; it ends with the session (switchTo).
+        opened.liveTranscript()?.onEntry((entry) => this.deps.view.post({ type: 'entry', entry }));
         const conversation = this.build(session);
         if (this.opened === opened) this.conversation = conversation;
         this.deps.log.info(`session ${session.id}: ${session.all().length} records loaded in ${Math.round(loaded - started)} ms, conversation built in ${Math.round(performance.now() - loaded)} ms`);
@@ -305,20 +302,15 @@ export class ChatController extends Disposable {
   }
 
   private build(session: Session): Conversation {
-    const stored = session.lastGateState();
-    const gate = new ContextGate({ session: session.id, sink: this.driftLog, state: isGateState(stored) ? stored : undefined });
-    const summarize = textModelSummarizer(this.deps.providers);
-    return new Conversation({
-      session,
-      gate,
+    return openConversation(session, {
+      driftLog: this.driftLog,
+      summaryModel: this.deps.providers,
       identity: () => this.deps.providers.identity(),
-      driftTotals: () => this.driftLog.readDrift().totals,
       tokenizer: (model) => this.deps.estimators.counterFor(model),
       provider: () => this.deps.providers.handle(),
       settings: () => this.chatSettings(),
-      systemPrompt: this.deps.systemPrompt,
+      prompt: this.deps.prompt,
       tools: () => (vscode.workspace.isTrusted ? this.deps.tools() : noTools),
-      compactor: sessionCompactor(summarize),
       // A conversation left behind by New/Open Session may still be winding down: its events are not shown.
       emit: (event) => {
         if (this.opened.session === session) this.relay(event);

@@ -5,15 +5,16 @@ import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
 import { modelAt } from '../provider/models';
-import { Conversation, type ChatEvent, type ChatSettings } from '../../../src/core/chat/conversation';
-import { sessionCompactor } from '../../../src/core/chat/compactor';
+import type { Conversation } from '../../../src/core/chat/conversation';
+import type { ChatEvent, ChatSettings } from '../../../src/core/chat/ports';
 
 import { parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, isGateState, textModelSummarizer } from '../../../src/core/context';
+import { DriftLog } from '../../../src/core/context';
 import { silentLogger } from '../../../src/core/log';
 import { readJsonLines } from '../../../src/core/jsonl';
 import { transcriptOf } from '../../helpers/core';
+import { openChat } from './openChat';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
 
@@ -48,23 +49,17 @@ describe('the chat loop against a real HTTP provider', () => {
   }
 
   function open(session = Session.create(path.join(dir, 'sessions'), 'demo'), tools: ToolHost = echoTool): Conversation {
-    const drift = new DriftLog(path.join(dir, 'drift.jsonl'));
-    const stored = session.lastGateState();
-    const gate = new ContextGate({ session: session.id, sink: drift, state: isGateState(stored) ? stored : undefined });
-    return new Conversation({
-      session,
-      gate,
+    return openChat(session, {
+      driftLog: new DriftLog(path.join(dir, 'drift.jsonl')),
+      summaryModel: modelAt(server.baseUrl, { identity }),
       identity: () => identity,
-      driftTotals: () => drift.readDrift().totals,
       tokenizer: () => undefined,
       provider: async () => modelAt(server.baseUrl, { identity, policy: { idleTimeoutMs: 3000, maxRetries: 2 } }),
       settings: () => settings,
-      systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }),
+      prompt: { systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }) },
       tools: () => tools,
-      compactor: sessionCompactor(textModelSummarizer(modelAt(server.baseUrl, { identity }))),
-      emit: (e) => events.push(e),
       log: silentLogger,
-    });
+    }, (e) => events.push(e));
   }
 
   const noticeTexts = () => events.flatMap((e) => (e.type === 'entry' && e.entry.kind === 'notice' ? [e.entry.text] : []));

@@ -7,14 +7,13 @@ import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
 import { modelAt } from '../provider/models';
-import { Conversation, type ChatEvent, type ChatSettings } from '../../../src/core/chat/conversation';
-import { sessionCompactor } from '../../../src/core/chat/compactor';
+import type { Conversation } from '../../../src/core/chat/conversation';
+import type { ChatEvent, ChatSettings, RequestTrace } from '../../../src/core/chat/ports';
 import type { ToolHost } from '../../../src/core/chat/tools';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, isGateState, textModelSummarizer, type DriftRecord } from '../../../src/core/context';
+import { DriftLog, type DriftRecord } from '../../../src/core/context';
 import type { GaugeState } from '../../../src/core/context/gauge';
 import { silentLogger } from '../../../src/core/log';
-import type { RequestTrace } from '../../../src/core/chat/conversation';
 
 import type { ChatMessage } from '../../../src/core/messages';
 
@@ -23,6 +22,7 @@ import type { TokenCounter } from '../../../src/core/context/estimator';
 import { o200kTokenizer } from '../../../bench/mixedSession';
 import { installedTokenizerModules } from '../../helpers/installedModules';
 import { MemoryLogger, measureMessage } from '../../helpers/core';
+import { openChat } from './openChat';
 
 const bigTool: ToolHost = {
   specs: () => [{ type: 'function', function: { name: 'read_big', description: 'read', parameters: { type: 'object', properties: {} } } }],
@@ -66,24 +66,18 @@ describe('the context gate on the production path (Conversation, offline provide
   }
 
   function open(session = Session.create(path.join(dir, 'sessions'), 'demo'), tools: ToolHost = bigTool): Conversation {
-    const drift = new DriftLog(path.join(dir, 'drift.jsonl'));
-    const stored = session.lastGateState();
-    const gate = new ContextGate({ session: session.id, sink: drift, state: isGateState(stored) ? stored : undefined });
-    return new Conversation({
-      session,
-      gate,
+    return openChat(session, {
+      driftLog: new DriftLog(path.join(dir, 'drift.jsonl')),
+      summaryModel: modelAt(server.baseUrl, { identity }),
       identity: () => identity,
-      driftTotals: () => drift.readDrift().totals,
       tokenizer: () => counter,
       provider: async () => modelAt(server.baseUrl, { identity, policy: { idleTimeoutMs: 5000, maxRetries: 0 } }),
       settings: () => settings,
-      systemPrompt: async () => ({ text: system, prompt: system }),
+      prompt: { systemPrompt: async () => ({ text: system, prompt: system }) },
       tools: () => tools,
-      compactor: sessionCompactor(textModelSummarizer(modelAt(server.baseUrl, { identity }))),
-      emit: (e) => events.push(e),
       log: silentLogger,
       trace: (t) => traces.push(t),
-    });
+    }, (e) => events.push(e));
   }
 
   const notices = (): string[] => events.flatMap((e) => (e.type === 'entry' && e.entry.kind === 'notice' ? [e.entry.text] : []));
@@ -265,21 +259,17 @@ describe('the context gate on the production path (Conversation, offline provide
       // As the host's Providers do: one client while base URL, key and model are unchanged.
       const model = modelAt(server.baseUrl, { identity: gpt, policy: { idleTimeoutMs: 20_000, maxRetries: 0 } });
       const session = Session.open(file);
-      const drift = new DriftLog(path.join(dir, 'drift.jsonl'));
-      const chat = new Conversation({
-        session,
-        gate: new ContextGate({ session: session.id, sink: drift }),
+      const chat = openChat(session, {
+        driftLog: new DriftLog(path.join(dir, 'drift.jsonl')),
+        summaryModel: modelAt(server.baseUrl, { identity: gpt }),
         identity: () => gpt,
-        driftTotals: () => drift.readDrift().totals,
         tokenizer: () => worker,
         provider: async () => model,
         settings: () => ({ contextWindow: 1_000_000, thresholdPercent: 80, keepTurns: 4 }),
-        systemPrompt: async () => ({ text: system, prompt: system }),
+        prompt: { systemPrompt: async () => ({ text: system, prompt: system }) },
         tools: () => ({ specs: () => [], run: async () => '' }),
-        compactor: sessionCompactor(textModelSummarizer(modelAt(server.baseUrl, { identity: gpt }))),
-        emit: (e) => events.push(e),
         log,
-      });
+      }, (e) => events.push(e));
       // As the chat controller does when the view asks for the session: the gauge, before any send.
       await chat.publishGauge();
       await chat.send('one more question');

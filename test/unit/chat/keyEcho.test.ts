@@ -4,18 +4,18 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import OpenAI from 'openai';
 import { modelAt } from '../provider/models';
-import { Conversation, type ChatSettings, type RequestTrace } from '../../../src/core/chat/conversation';
-import { sessionCompactor } from '../../../src/core/chat/compactor';
+import type { ChatSettings, RequestTrace } from '../../../src/core/chat/ports';
 import { noTools } from '../../../src/core/chat/tools';
 
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, textModelSummarizer } from '../../../src/core/context';
+import { DriftLog } from '../../../src/core/context';
 
 import { environmentSecrets, redactingLogger, REDACTED, SecretSet } from '../../../src/core/redact';
 import type { HostMessage } from '../../../src/protocol/chat';
 import { patternlessKey, startEchoServer, type EchoServer } from '../provider/echoServer';
 import { MemoryLogger, transcriptOf } from '../../helpers/core';
+import { openChat } from './openChat';
 
 /** Every file under `dir`, with its text. */
 function filesUnder(dir: string): Array<{ file: string; text: string }> {
@@ -42,23 +42,19 @@ function harness(server: EchoServer, key: string, secrets: SecretSet, dataDir: s
   const identity = { provider: 'echo', model: 'm' };
   const model = modelAt(server.baseUrl, { apiKey: key, identity, policy: { idleTimeoutMs: 5000, maxRetries: 1 } });
   const session = Session.create(path.join(dataDir, 'sessions'), 'demo');
-  const drift = new DriftLog(path.join(dataDir, 'drift.jsonl'));
-  const conversation = new Conversation({
-    session,
-    gate: new ContextGate({ session: session.id, sink: drift }),
+  const conversation = openChat(session, {
+    driftLog: new DriftLog(path.join(dataDir, 'drift.jsonl')),
+    summaryModel: model,
     identity: () => identity,
-    driftTotals: () => drift.readDrift().totals,
     tokenizer: () => undefined,
     provider: async () => model,
     settings: () => settings,
-    systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }),
+    prompt: { systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }) },
     tools: () => noTools,
-    compactor: sessionCompactor(textModelSummarizer(model)),
-    emit: (event) => posts.push(...view.messages<HostMessage>(event)),
     log,
     trace: (trace) => traces.push(secrets.redactDeep(trace)),
     secrets,
-  });
+  }, (event) => posts.push(...view.messages<HostMessage>(event)));
   return { conversation, sink, posts, traces, view };
 }
 

@@ -4,18 +4,18 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario } from '../../../src/core/offline/scenario';
-import { Conversation, type ChatSettings } from '../../../src/core/chat/conversation';
-import { sessionCompactor } from '../../../src/core/chat/compactor';
+import type { ChatSettings } from '../../../src/core/chat/ports';
 import { type TranscriptEntry } from '../../../src/core/session/transcript';
 import { parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { ViewRedaction, type StreamMessage } from '../../../src/core/chat/viewRedaction';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, textModelSummarizer } from '../../../src/core/context';
+import { DriftLog } from '../../../src/core/context';
 import { silentLogger } from '../../../src/core/log';
 import { SecretSet } from '../../../src/core/redact';
 import { type HostMessage } from '../../../src/protocol/chat';
 import { modelAt } from '../provider/models';
 import { isReplaceTextMessage, transcriptOf } from '../../helpers/core';
+import { openChat } from './openChat';
 
 /** What the chat webview keeps of the messages it is posted: an entry under a known id replaces it in place, deltas grow it. */
 class ViewState {
@@ -84,23 +84,19 @@ describe('one mapping from session records to transcript entries', () => {
     const view = new ViewState();
     const post = (message: HostMessage): void => redaction.messages<HostMessage>(message).forEach((m) => view.apply(m));
     const session = Session.create(path.join(dir, 'sessions'), 'demo');
-    const drift = new DriftLog(path.join(dir, 'drift.jsonl'));
-    const chat = new Conversation({
-      session,
-      gate: new ContextGate({ session: session.id, sink: drift }),
+    // As the chat controller relays them: every entry and event posted through the view's redaction.
+    const chat = openChat(session, {
+      driftLog: new DriftLog(path.join(dir, 'drift.jsonl')),
+      summaryModel: modelAt(server.baseUrl, { identity }),
       identity: () => identity,
-      driftTotals: () => drift.readDrift().totals,
       tokenizer: () => undefined,
       provider: async () => modelAt(server.baseUrl, { identity, policy: { idleTimeoutMs: 3000, maxRetries: 1 } }),
       settings: () => settings,
-      systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }),
+      prompt: { systemPrompt: async () => ({ text: 'You are Candor.', prompt: 'You are Candor.' }) },
       tools: () => listFiles,
-      compactor: sessionCompactor(textModelSummarizer(modelAt(server.baseUrl, { identity }))),
-      // As the chat controller relays them: every event posted through the view's redaction.
-      emit: (event) => post(event),
       log: silentLogger,
       secrets,
-    });
+    }, post);
     post(init(transcriptOf(session), session.title()));
 
     await chat.send('list files please');

@@ -5,11 +5,12 @@ import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
 import { modelAt } from '../provider/models';
-import { Conversation, type RequestTrace } from '../../../src/core/chat/conversation';
-import { sessionCompactor } from '../../../src/core/chat/compactor';
+import type { Conversation } from '../../../src/core/chat/conversation';
+import { openConversation } from '../../../src/core/chat/openConversation';
+import type { RequestTrace } from '../../../src/core/chat/ports';
 import { noTools, parseArgs, type ToolHost } from '../../../src/core/chat/tools';
 import { Session } from '../../../src/core/session/session';
-import { ContextGate, DriftLog, textModelSummarizer } from '../../../src/core/context';
+import { DriftLog } from '../../../src/core/context';
 import { silentLogger } from '../../../src/core/log';
 import { buildSystemPrompt } from '../../../src/core/prompt/systemPrompt';
 import type { ChatModel, StreamRequest } from '../../../src/core/provider/chatModel';
@@ -57,23 +58,22 @@ describe('the system prompt: built once per request, listing exactly the tools t
 
   function open(tools: ToolHost): Conversation {
     const session = Session.create(path.join(dir, 'sessions'), 'demo');
-    const drift = new DriftLog(path.join(dir, 'drift.jsonl'));
-    return new Conversation({
-      session,
-      gate: new ContextGate({ session: session.id, sink: drift }),
+    return openConversation(session, {
+      driftLog: new DriftLog(path.join(dir, 'drift.jsonl')),
+      summaryModel: modelAt(server.baseUrl, { identity }),
       identity: () => identity,
-      driftTotals: () => drift.readDrift().totals,
       // The heuristic will do here: what is counted is how often the prompt is built.
       tokenizer: () => undefined,
       provider: async () => recording(modelAt(server.baseUrl, { identity }), sent),
       settings: () => ({ contextWindow: 100_000, thresholdPercent: 80, keepTurns: 2 }),
       // What the host does: the prompt file and memory read, and the tool list, each time it is asked.
-      systemPrompt: async (toolNames) => {
-        builds.push(toolNames);
-        return buildSystemPrompt({ prompt: PROMPT, memory: 'uses tabs', toolNames });
+      prompt: {
+        systemPrompt: async (toolNames) => {
+          builds.push(toolNames);
+          return buildSystemPrompt({ prompt: PROMPT, memory: 'uses tabs', toolNames });
+        },
       },
       tools: () => tools,
-      compactor: sessionCompactor(textModelSummarizer(modelAt(server.baseUrl, { identity }))),
       emit: () => undefined,
       log: silentLogger,
       trace: (t) => traces.push(t),

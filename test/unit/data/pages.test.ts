@@ -125,6 +125,24 @@ describe('paging back through a session and finding in it', () => {
     opened.dispose();
   });
 
+  it('the view follows an opened session\'s one live mapping: each change told once, in order, none once the session is closed', async () => {
+    const { file } = writeLongSession(dir, { messages: 10 });
+    const opened = OpenedSession.open(file);
+    assert.equal(opened.liveTranscript(), undefined, 'nothing to follow before the load');
+    const { session } = await opened.loaded;
+    const told: TranscriptEntry[] = [];
+    opened.liveTranscript()?.onEntry((entry) => told.push(entry));
+    session.append({ type: 'notice', id: 'n1', turn: 't', level: 'error', text: 'HTTP 500', retryable: true });
+    session.addMessage('t2', { role: 'user', content: 'again' }, 'u2');
+    // The error loses its Retry when the next message comes: told again, under its id, before the message.
+    assert.deepEqual(told.map((e) => [e.id, e.kind, e.kind === 'notice' ? e.retryable ?? false : null]), [['n1', 'notice', true], ['n1', 'notice', false], ['u2', 'user', null]]);
+    assert.deepEqual((await opened.older('u2', 1)).entries, told.slice(1, 2), 'the pages are what the view was told');
+    opened.dispose();
+    session.addMessage('t3', { role: 'user', content: 'after the switch' });
+    assert.equal(told.length, 3, 'a closed session tells the view nothing more');
+    assert.equal(opened.liveTranscript(), undefined);
+  });
+
   it('a session that cannot be read rejects its load, and reading its end throws (the chat then starts a new session)', async () => {
     const file = path.join(dir, 'unreadable.jsonl');
     fs.mkdirSync(file);

@@ -1,0 +1,42 @@
+import type { GaugeState } from '../context/gauge';
+import type { TranscriptEntry } from '../session/transcript';
+
+/**
+ * The messages of the chat view that the core makes, declared once: the chat
+ * loop's events (`ChatEvent`), the view's redaction (`StreamMessage`) and the
+ * protocol's `HostMessage` are built from them.
+ */
+
+/** An entry to show; one under an id already shown replaces it. */
+export interface EntryMessage {
+  readonly type: 'entry';
+  readonly entry: TranscriptEntry;
+}
+
+/** More text of a streaming entry. */
+export interface DeltaMessage {
+  readonly type: 'delta';
+  readonly id: string;
+  readonly text: string;
+}
+
+/**
+ * The whole text of a streaming entry, in place of what its deltas built so
+ * far: sent when redacting the accumulated reply changed text the view
+ * already shows (docs/architecture.md, "Secrets").
+ */
+export interface ReplaceTextMessage {
+  readonly type: 'replaceText';
+  readonly id: string;
+  readonly text: string;
+}
+
+export interface BusyMessage {
+  readonly type: 'busy';
+  readonly busy: boolean;
+}
+
+export interface GaugeMessage {
+  readonly type: 'gauge';
+  readonly gauge: GaugeState;
+}
