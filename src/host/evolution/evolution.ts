@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { branchDiff, dismissRant, handOff, readRuns, rantStatuses, runEvolution, REPOSITORY_HINT, type EvolutionRecord, type RantState } from '../../core/evolution';
+import { rantStatuses, runEvolution } from '../../core/evolution';
 import type { Logger } from '../../core/log';
 import type { Settings } from '../settings/config';
 import type { Providers } from '../provider/provider';
@@ -11,11 +11,10 @@ import { Disposable } from '../platform/lifecycle';
 import { registerCommand } from '../platform/command';
 import { RunTerminal } from '../platform/runTerminal';
 import { vscodeUnsavedBuffers } from '../git/workspaceGit';
-import type { MessageHandlers } from '../chat/router';
 import { errorMessage } from '../../core/errorMessage';
+import { openRepositorySetting, refusedUntrusted } from './agentRepository';
 
 export const EVOLUTION_TASK_TYPE = 'candor-evolution';
-const DIFF_SCHEME = 'candor-evolution-diff';
 /** Each gate command (setup, build, test) may run this long. */
 const GATE_TIMEOUT_MS = 10 * 60_000;
 
@@ -33,6 +32,8 @@ export interface EvolutionDeps {
   readonly notify: Notifier;
   /** Rants or runs changed: the chat view refreshes its list. */
   readonly changed: () => void;
+  /** The Take Branch button of a shipped run's notification. */
+  readonly takeBranch: (branch: string) => Promise<void>;
 }
 
 /**
@@ -43,21 +44,11 @@ export interface EvolutionDeps {
 export class EvolutionFeature extends Disposable implements vscode.TaskProvider {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
-  private readonly diffs = new Map<string, string>();
-  private readonly diffChanged = new vscode.EventEmitter<vscode.Uri>();
 
   constructor(private readonly deps: EvolutionDeps) {
     super();
     this.register(vscode.tasks.registerTaskProvider(EVOLUTION_TASK_TYPE, this));
-    this.register(this.diffChanged);
-    this.register(vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, {
-      onDidChange: this.diffChanged.event,
-      provideTextDocumentContent: (uri) => this.diffs.get(uri.path.replace(/^\//, '').replace(/\.diff$/, '')) ?? '',
-    }));
     this.register(registerCommand('candor.evolve', () => this.start(), deps.notify));
-    this.register(registerCommand('candor.handOffBranch', () => this.takeBranch(), deps.notify));
-    this.register(registerCommand('candor.dismissRant', (id?: unknown) => this.dismiss(typeof id === 'string' ? id : undefined), deps.notify));
-    this.register(registerCommand('candor.cleanData', () => this.cleanData(), deps.notify));
     this.register(vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('candor.evolution.intervalMinutes')) this.schedule();
     }));
@@ -78,8 +69,13 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
    * nothing the user cannot see and undo). A run works on the agent's
    * repository, or triages only; it needs no folder open.
    */
+  /** True while a run is going in this window (it holds the scratch clones). */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
   async start(): Promise<void> {
-    if (this.refusedUntrusted('evolution runs commands (your tests)')) return;
+    if (refusedUntrusted(this.deps.log, 'evolution runs commands (your tests)')) return;
     // VS Code saves every dirty editor before it starts a task (task.saveBeforeRun,
     // "always" by default), wherever the file is. With any unsaved buffer, or no
     // folder to scope a task to, the same pipeline runs in a terminal of its own,
@@ -91,139 +87,6 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       return;
     }
     await vscode.tasks.executeTask(this.task({ type: EVOLUTION_TASK_TYPE }));
-  }
-
-  /** The rant list's buttons in the chat view. */
-  messageHandlers(): MessageHandlers<'evolution'> {
-    return {
-      dismissRant: (message) => this.dismiss(message.id),
-      takeBranch: (message) => this.takeBranch(message.branch),
-      showDiff: (message) => this.showDiff(message.branch),
-    };
-  }
-
-  rants(): RantState[] {
-    return rantStatuses(this.deps.dataDir);
-  }
-
-  runs(): EvolutionRecord[] {
-    return readRuns(this.deps.dataDir);
-  }
-
-  async dismiss(id?: string): Promise<void> {
-    let target = id;
-    if (!target) {
-      const open = this.rants().filter((s) => s.status === 'new' || s.status === 'queued' || s.status === 'waiting-for-repository');
-      if (open.length === 0) {
-        void vscode.window.showInformationMessage('There are no open rants to dismiss.');
-        return;
-      }
-      const pick = await vscode.window.showQuickPick(
-        open.map((s) => ({ label: s.rant.text.split('\n')[0]?.slice(0, 80) ?? '', description: `${s.status}${s.class ? ` · ${s.class}` : ''}`, detail: s.rant.ts, id: s.rant.id })),
-        { title: 'Candor: Rants: Dismiss…', placeHolder: 'The rant stays in rants.jsonl; a dismissal is recorded in triage.jsonl' },
-      );
-      target = pick?.id;
-    }
-    if (!target) return;
-    if (dismissRant(this.deps.dataDir, target)) {
-      this.deps.log.info(`rant ${target} dismissed`);
-      void vscode.window.showInformationMessage('Rant dismissed.');
-      this.deps.changed();
-    } else void vscode.window.showWarningMessage(`There is no rant ${target}.`);
-  }
-
-  /** The shipped commit and its diff, read-only, from the scratch clone of the agent's repository. */
-  async showDiff(branch: string): Promise<void> {
-    if (this.refusedUntrusted('showing an evolution branch runs git')) return;
-    const repository = this.repository();
-    if (repository === undefined) return;
-    try {
-      const content = await branchDiff(this.deps.dataDir, repository, branch);
-      this.diffs.set(branch, content);
-      const uri = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${branch}.diff` });
-      this.diffChanged.fire(uri);
-      const document = await vscode.workspace.openTextDocument(uri);
-      await vscode.languages.setTextDocumentLanguage(document, 'diff');
-      await vscode.window.showTextDocument(document, { preview: true });
-    } catch (err) {
-      void this.deps.notify.warn(`Candor cannot show ${branch}: ${errorMessage(err)}`);
-    }
-  }
-
-  /** `Candor: Take Evolution Branch`: the ref-only hand-off into the agent's repository, through the guard, only while it is clean. */
-  async takeBranch(branch?: string): Promise<void> {
-    if (this.refusedUntrusted('taking an evolution branch runs git and writes a branch')) return;
-    const repository = this.repository();
-    if (repository === undefined) return;
-    let chosen = branch;
-    if (!chosen) {
-      const shipped = this.runs().filter((r) => r.branch && (r.outcome === 'shipped' || r.outcome === 'revert-prepared')).reverse();
-      if (shipped.length === 0) {
-        void vscode.window.showInformationMessage('No evolution run has shipped a branch yet. Run "Candor: Run Evolution".');
-        return;
-      }
-      const pick = await vscode.window.showQuickPick(
-        shipped.map((r) => ({ label: r.branch ?? '', description: `${r.outcome} · ${r.commit?.slice(0, 12) ?? ''}`, detail: r.reason })),
-        { title: 'Candor: Take Evolution Branch', placeHolder: `Fetch the branch into ${repository} (no checkout; it must be clean)` },
-      );
-      chosen = pick?.label;
-    }
-    if (!chosen) return;
-    try {
-      const result = await handOff(this.deps.dataDir, repository, chosen, vscodeUnsavedBuffers);
-      this.deps.log.info(`hand-off: ${result.branch} at ${result.commit} into ${repository}`);
-      void vscode.window.showInformationMessage(`Branch ${result.branch} is now in the agent's repository ${repository} (not checked out).`);
-    } catch (err) {
-      const message = errorMessage(err);
-      this.deps.log.warn(`hand-off of ${chosen} refused: ${message}`);
-      void this.deps.notify.warn(`Candor did not take ${chosen}: ${message}`);
-    }
-  }
-
-  private async cleanData(): Promise<void> {
-    const dir = this.deps.dataDir;
-    const items = [
-      { label: 'Scratch clones', detail: path.join(dir, 'scratch'), paths: ['scratch'], picked: true },
-      { label: 'Chat sessions', detail: path.join(dir, 'sessions'), paths: ['sessions'], picked: false },
-      { label: 'Drift log', detail: path.join(dir, 'drift.jsonl'), paths: ['drift.jsonl'], picked: false },
-      { label: 'Rants and triage', detail: 'rants.jsonl, triage.jsonl', paths: ['rants.jsonl', 'triage.jsonl'], picked: false },
-      { label: 'Evolution log', detail: 'evolution.jsonl', paths: ['evolution.jsonl'], picked: false },
-      { label: 'Traces and prompt registry', detail: 'traces.sqlite', paths: ['traces.sqlite'], picked: false },
-    ];
-    const picks = await vscode.window.showQuickPick(items, { title: 'Candor: Clean Up Data…', canPickMany: true, placeHolder: `Remove from ${dir}` });
-    if (!picks || picks.length === 0) return;
-    if (this.running && picks.some((p) => p.paths.includes('scratch'))) {
-      void vscode.window.showWarningMessage('An evolution run is using the scratch clones; try again when it has ended.');
-      return;
-    }
-    const answer = await vscode.window.showWarningMessage(`Remove ${picks.map((p) => p.label.toLowerCase()).join(', ')}? This cannot be undone.`, { modal: true }, 'Remove');
-    if (answer !== 'Remove') return;
-    for (const pick of picks) for (const rel of pick.paths) fs.rmSync(path.join(dir, rel), { recursive: true, force: true });
-    this.deps.log.info(`cleaned: ${picks.map((p) => p.label).join(', ')}`);
-    void vscode.window.showInformationMessage('Candor: data removed.');
-    this.deps.changed();
-  }
-
-  /** Evolution and the hand-off are off in Restricted Mode: true (and the user told why) when refused. */
-  private refusedUntrusted(what: string): boolean {
-    if (vscode.workspace.isTrusted) return false;
-    this.deps.log.info(`refused in an untrusted workspace: ${what}`);
-    void vscode.window.showWarningMessage(`Candor: ${what}, so it is off in an untrusted workspace. Trust the workspace to use it.`);
-    return true;
-  }
-
-  /** `candor.evolution.repository` (user settings only), or undefined after telling the user how to set it. */
-  private repository(): string | undefined {
-    const repository = this.deps.settings.read().repository.trim();
-    if (repository !== '') return repository;
-    void this.openRepositorySetting('Candor: no agent repository is set, so evolution has no branches to show or take.');
-    return undefined;
-  }
-
-  private async openRepositorySetting(message: string): Promise<void> {
-    const answer = await vscode.window.showInformationMessage(`${message} ${REPOSITORY_HINT}.`, 'Open Setting');
-    // A user-only setting: in a remote window (code-server, SSH, a container) it lives on the Remote tab.
-    if (answer) await vscode.commands.executeCommand(vscode.env.remoteName ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings', { query: 'candor.evolution.repository' });
   }
 
   /** The agent's README when its repository is not set: the one this extension ships (context for triage). */
@@ -303,11 +166,11 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       this.deps.changed();
       if (record.outcome === 'shipped' || record.outcome === 'revert-prepared') {
         void this.deps.notify.info(`Candor evolution: ${record.outcome} on ${record.branch ?? '?'}.`, 'Take Branch').then((a) => {
-          if (a && record.branch) void this.takeBranch(record.branch);
+          if (a && record.branch) void this.deps.takeBranch(record.branch);
         });
       }
-      const waiting = record.outcome === 'triage-only' ? this.rants().filter((r) => r.status === 'waiting-for-repository').length : 0;
-      if (waiting > 0) void this.openRepositorySetting(`Candor evolution: ${waiting} code rant(s) wait for the agent's repository; no code was changed.`);
+      const waiting = record.outcome === 'triage-only' ? rantStatuses(this.deps.dataDir).filter((r) => r.status === 'waiting-for-repository').length : 0;
+      if (waiting > 0) void openRepositorySetting(`Candor evolution: ${waiting} code rant(s) wait for the agent's repository; no code was changed.`);
       return record.outcome === 'error' ? 1 : 0;
     } catch (err) {
       print(`Candor evolution failed: ${errorMessage(err)}`);

@@ -1,11 +1,11 @@
+import { rantStatuses, readRuns } from '../../core/evolution';
 import type { HostMessage } from '../../protocol/chat';
-import type { EvolutionFeature } from './evolution';
 
 /** The chat view's list of rants (each with its class, status and, for a confusion, its answer) and evolution runs, as one message. */
-export function rantsMessage(evolution: EvolutionFeature): HostMessage {
+export function rantsMessage(dataDir: string): HostMessage {
   return {
     type: 'rants',
-    rants: evolution.rants().map((s) => ({
+    rants: rantStatuses(dataDir).map((s) => ({
       id: s.rant.id,
       ts: s.rant.ts,
       text: s.rant.text,
@@ -16,7 +16,7 @@ export function rantsMessage(evolution: EvolutionFeature): HostMessage {
       branch: s.branch,
       commit: s.commit,
     })),
-    runs: evolution.runs().slice(-20).map((r) => ({
+    runs: readRuns(dataDir).slice(-20).map((r) => ({
       run: r.run,
       ts: r.ts,
       outcome: r.outcome,

@@ -1,0 +1,51 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { registerCommand } from '../platform/command';
+import type { Ports } from '../ports';
+import type { DisposableStore } from '../platform/lifecycle';
+
+export interface CleanDataDeps {
+  /** True while an evolution run uses the scratch clones: they are not removed then. */
+  readonly scratchInUse: () => boolean;
+  /** Something the chat view lists was removed: it refreshes. */
+  readonly changed: () => void;
+}
+
+interface DataPart extends vscode.QuickPickItem {
+  /** Paths relative to the data folder. */
+  readonly paths: readonly string[];
+}
+
+/** The parts of the data folder a user may remove, each named as the user knows it; only the scratch clones are picked by default. */
+function dataParts(dir: string): DataPart[] {
+  return [
+    { label: 'Scratch clones', detail: path.join(dir, 'scratch'), paths: ['scratch'], picked: true },
+    { label: 'Chat sessions', detail: path.join(dir, 'sessions'), paths: ['sessions'], picked: false },
+    { label: 'Drift log', detail: path.join(dir, 'drift.jsonl'), paths: ['drift.jsonl'], picked: false },
+    { label: 'Rants and triage', detail: 'rants.jsonl, triage.jsonl', paths: ['rants.jsonl', 'triage.jsonl'], picked: false },
+    { label: 'Evolution log', detail: 'evolution.jsonl', paths: ['evolution.jsonl'], picked: false },
+    { label: 'Traces and prompt registry', detail: 'traces.sqlite', paths: ['traces.sqlite'], picked: false },
+  ];
+}
+
+/** `Candor: Clean Up Data…`: removes the parts of the data folder the user picks, after a modal confirmation. */
+export function registerCleanData(store: DisposableStore, ports: Ports, deps: CleanDataDeps): void {
+  store.add(registerCommand('candor.cleanData', () => cleanData(ports, deps), ports.notify));
+}
+
+async function cleanData(ports: Ports, deps: CleanDataDeps): Promise<void> {
+  const dir = ports.dataDir;
+  const picks = await vscode.window.showQuickPick(dataParts(dir), { title: 'Candor: Clean Up Data…', canPickMany: true, placeHolder: `Remove from ${dir}` });
+  if (!picks || picks.length === 0) return;
+  if (deps.scratchInUse() && picks.some((p) => p.paths.includes('scratch'))) {
+    void vscode.window.showWarningMessage('An evolution run is using the scratch clones; try again when it has ended.');
+    return;
+  }
+  const answer = await vscode.window.showWarningMessage(`Remove ${picks.map((p) => p.label.toLowerCase()).join(', ')}? This cannot be undone.`, { modal: true }, 'Remove');
+  if (answer !== 'Remove') return;
+  for (const pick of picks) for (const rel of pick.paths) fs.rmSync(path.join(dir, rel), { recursive: true, force: true });
+  ports.log.info(`cleaned: ${picks.map((p) => p.label).join(', ')}`);
+  void vscode.window.showInformationMessage('Candor: data removed.');
+  deps.changed();
+}

@@ -1,0 +1,36 @@
+import type * as vscode from 'vscode';
+import type { DisposableStore } from '../platform/lifecycle';
+import { registerCommand } from '../platform/command';
+import type { Ports } from '../ports';
+import { registerCleanData } from '../dataFolder/cleanData';
+import { EvolutionFeature } from './evolution';
+import { EvolutionBranches } from './branches';
+import { dismissRantCommand } from './dismiss';
+import { rantsMessage } from './rantsView';
+
+export interface EvolutionRegistration {
+  /** A rant was saved (from the chat or the palette): the rant list refreshes. */
+  readonly rantSaved: vscode.Event<unknown>;
+}
+
+/**
+ * Rants and evolution: the evolution task, the branches it ships, the rant
+ * list in the chat view and its buttons, and Clean Up Data (which must not
+ * pull the scratch clones from under a run).
+ */
+export function registerEvolution(store: DisposableStore, ports: Ports, deps: EvolutionRegistration): void {
+  const { dataDir, view } = ports;
+  const changed = (): void => view.post(rantsMessage(dataDir));
+  const branches = store.add(new EvolutionBranches(ports));
+  const evolution = store.add(new EvolutionFeature({ ...ports, changed, takeBranch: (branch) => branches.takeBranch(branch) }));
+  const dismiss = (id?: string): Promise<void> => dismissRantCommand({ dataDir, log: ports.log, changed }, id);
+  store.add(registerCommand('candor.dismissRant', (id?: unknown) => dismiss(typeof id === 'string' ? id : undefined), ports.notify));
+  registerCleanData(store, ports, { scratchInUse: () => evolution.isRunning, changed });
+  view.router.register('evolution', {
+    dismissRant: (message) => dismiss(message.id),
+    takeBranch: (message) => branches.takeBranch(message.branch),
+    showDiff: (message) => branches.showDiff(message.branch),
+  });
+  store.add(view.onDidBecomeReady(changed));
+  store.add(deps.rantSaved(changed));
+}
