@@ -1,8 +1,10 @@
 import * as assert from 'node:assert/strict';
 import { ALLOWED_SUBCOMMANDS, checkInvocation, invocationProblem, isHandoffBranchName, type AllowedSubcommand, type Invocation } from '../../../src/core/git/allowList';
 import { GitGuardError } from '../../../src/core/git/errors';
+import { WRITING_VERBS } from '../../helpers/gitSpy';
 
-const FORBIDDEN = ['stash', 'reset', 'clean', 'checkout', 'switch', 'restore', 'rebase', 'merge', 'commit', 'push', 'pull', 'gc', 'update-index', 'add', 'rm', 'mv', 'apply', 'am', 'cherry-pick', 'revert', 'tag', 'update-ref', 'worktree', 'maintenance', 'repack', 'prune', 'init', 'clone'];
+/** Every writing git verb but the two the guard runs in one shape each: the hand-off's fetch and config's name listing. */
+const FORBIDDEN = WRITING_VERBS.filter((verb) => verb !== 'fetch' && verb !== 'config');
 
 const HANDOFF: Invocation = {
   subcommand: 'fetch',

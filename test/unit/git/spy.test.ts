@@ -5,50 +5,16 @@ import * as path from 'node:path';
 import { ALLOWED_SUBCOMMANDS } from '../../../src/core/git/allowList';
 import { ReadOnlyGit } from '../../../src/core/git/guard';
 import { noUnsavedBuffers } from '../../../src/core/git/unsaved';
+import { GIT_SPY, callsIn, readSpyLog, writingCalls } from '../../helpers/gitSpy';
 import { runEveryRead } from './helpers/everyRead';
 import { git, removeTempDirs, repoWith, tempDir, write } from './helpers/repo';
 
 /**
  * The git spy (test/fixtures/git-spy/git) logs every call with its working
  * directory. Every read, every tool and the hand-off run through it; no call
- * in the workspace repository may use a forbidden subcommand.
+ * in the workspace repository may write but the hand-off's fetch, in its one
+ * shape (test/helpers/gitSpy.ts judges each call).
  */
-const SHIM = path.resolve(__dirname, '../../fixtures/git-spy/git');
-const FORBIDDEN = ['stash', 'reset', 'clean', 'checkout', 'switch', 'restore', 'rebase', 'merge', 'commit', 'push', 'pull', 'gc', 'update-index', 'add', 'rm', 'mv'];
-
-interface SpiedCall {
-  readonly cwd: string;
-  readonly args: string;
-  readonly subcommand: string;
-}
-
-/** The subcommand: the first word after git's global options (`-c k=v`, `-C dir`, `--no-…`). */
-function subcommandOf(args: string): string {
-  const words = args.split(' ');
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i] ?? '';
-    if (word === '-c' || word === '-C' || word === '--git-dir' || word === '--work-tree') {
-      i++;
-      continue;
-    }
-    if (word.startsWith('-')) continue;
-    return word;
-  }
-  return '';
-}
-
-function readSpyLog(file: string): SpiedCall[] {
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const tab = line.indexOf('\t');
-      const args = line.slice(tab + 1);
-      return { cwd: line.slice(0, tab), args, subcommand: subcommandOf(args) };
-    });
-}
-
 describe('git spy: the guard never runs a forbidden subcommand', function () {
   this.timeout(60_000);
   const saved = { log: process.env.SPY_GIT_LOG, real: process.env.SPY_REAL_GIT };
@@ -61,13 +27,31 @@ describe('git spy: the guard never runs a forbidden subcommand', function () {
   });
 
   it('the shim is an executable script that logs and passes through', () => {
-    assert.ok(fs.statSync(SHIM).mode & 0o111, 'executable');
+    assert.ok(fs.statSync(GIT_SPY).mode & 0o111, 'executable');
+  });
+
+  it('logs the folder and every argument apart, spaces, tabs and newlines kept, and passes the exit code through', () => {
+    const repo = repoWith({ 'a.txt': 'a\n', 'sub dir/b.txt': 'b\n' });
+    const log = path.join(tempDir('candor-spylog-'), 'calls.log');
+    const env = { ...process.env, SPY_GIT_LOG: log, SPY_REAL_GIT: execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim() };
+    const argv = ['-c', 'x.y=a b', '-C', 'sub dir', 'log', '--format=%H\t%s', '-n', '1', 'a\nb'];
+    let code = 0;
+    try {
+      execFileSync(GIT_SPY, argv, { cwd: repo, env, stdio: 'ignore' });
+    } catch (err) {
+      code = (err as { status?: number }).status ?? -1;
+    }
+    assert.equal(code, 128, 'the real git ran and refused the revision "a\\nb"');
+    execFileSync(GIT_SPY, ['rev-parse', 'HEAD'], { cwd: repo, env, stdio: 'ignore' });
+    const [first, second] = readSpyLog(log);
+    assert.deepEqual(first, { cwd: repo, dir: path.join(repo, 'sub dir'), argv, config: ['x.y=a b'], verb: 'log', args: ['--format=%H\t%s', '-n', '1', 'a\nb'] });
+    assert.equal(second?.verb, 'rev-parse');
   });
 
   it('logs every read, tool and the hand-off; all in the workspace are allowed, none forbidden', async () => {
     const bin = tempDir('candor-spybin-');
     const spy = path.join(bin, 'git');
-    fs.copyFileSync(SHIM, spy);
+    fs.copyFileSync(GIT_SPY, spy);
     fs.chmodSync(spy, 0o755);
     const log = path.join(tempDir('candor-spylog-'), 'calls.log');
     process.env.SPY_GIT_LOG = log;
@@ -94,23 +78,23 @@ describe('git spy: the guard never runs a forbidden subcommand', function () {
     await assert.rejects(guard.takeBranch(scratch, 'candor/rant-01spy2', { unsaved: noUnsavedBuffers }), { kind: 'dirty' });
 
     const calls = readSpyLog(log);
-    const inWorkspace = calls.filter((call) => call.cwd === workspace || call.cwd.startsWith(`${workspace}${path.sep}`));
+    const inWorkspace = callsIn(calls, workspace);
     assert.ok(inWorkspace.length >= 20, `only ${inWorkspace.length} calls logged`);
-    const offending = inWorkspace.filter((call) => FORBIDDEN.includes(call.subcommand));
-    assert.deepEqual(offending, []);
+    assert.deepEqual(writingCalls(inWorkspace), []);
     for (const call of inWorkspace) {
-      assert.ok((ALLOWED_SUBCOMMANDS as readonly string[]).includes(call.subcommand), `not allowed: ${call.args}`);
+      const args = call.argv.join(' ');
+      assert.ok((ALLOWED_SUBCOMMANDS as readonly string[]).includes(call.verb), `not allowed: ${args}`);
       for (const setting of ['-c core.fsmonitor=false', '-c log.showSignature=false', '--no-pager']) {
-        assert.ok(call.args.includes(setting), `without ${setting}: ${call.args}`);
+        assert.ok(args.includes(setting), `without ${setting}: ${args}`);
       }
     }
-    const seen = new Set(inWorkspace.map((call) => call.subcommand));
+    const seen = new Set(inWorkspace.map((call) => call.verb));
     for (const expected of ['status', 'diff-files', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'ls-remote', 'config', 'fetch']) {
       assert.ok(seen.has(expected), `expected a ${expected} call; saw ${[...seen].join(', ')}`);
     }
-    const fetches = inWorkspace.filter((call) => call.subcommand === 'fetch');
+    const fetches = inWorkspace.filter((call) => call.verb === 'fetch').map((call) => call.argv.join(' '));
     assert.equal(fetches.length, 1, 'one hand-off fetch; the refused one never ran');
-    assert.match(fetches[0]?.args ?? '', /-c gc\.auto=0 -c maintenance\.auto=false .*-c core\.alternateRefsCommand= -c credential\.helper= -c core\.hooksPath=\/\S+ fetch --no-tags .* refs\/heads\/candor\/rant-01spy:refs\/heads\/candor\/rant-01spy$/);
-    assert.ok(!(fetches[0]?.args ?? '').includes('--update-head-ok'));
+    assert.match(fetches[0] ?? '', /-c gc\.auto=0 -c maintenance\.auto=false .*-c core\.alternateRefsCommand= -c credential\.helper= -c core\.hooksPath=\/\S+ fetch --no-tags .* refs\/heads\/candor\/rant-01spy:refs\/heads\/candor\/rant-01spy$/);
+    assert.ok(!(fetches[0] ?? '').includes('--update-head-ok'));
   });
 });

@@ -1,13 +1,16 @@
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { REPO_ROOT, sourcesUnder, stripComments } from '../../helpers/sources';
 
 /**
  * The model port's promise is structural: the `openai` SDK is reached only
  * through `src/core/provider`. These tests read the sources themselves.
  */
-const ROOT = path.resolve(__dirname, '../../..');
-const SCANNED = ['src', 'webview', 'bench', 'test'];
+const ADAPTER = 'src/core/provider/openaiModel.ts';
+/** This file: its examples of imports are strings. */
+const SELF = path.relative(REPO_ROOT, __filename).split(path.sep).join('/');
+/** The folders scanned, each with a file the scan must see there. */
+const SCANNED: Readonly<Record<string, string>> = { src: ADAPTER, webview: 'webview/main.ts', bench: 'bench/run.ts', test: SELF };
 /** Where the SDK may be imported: the adapter, and the tests whose trap shows what the raw SDK does without it. */
 const ALLOWED = [
   /^src\/core\/provider\//,
@@ -19,25 +22,11 @@ const ALLOWED = [
 /** `import … from 'openai'`, `import 'openai/…'`, `export … from`, `require(…)` and `import(…)`, types included. */
 const OPENAI_IMPORT = /(?:\bfrom\s*|\bimport\s*|\brequire\s*\(\s*|\bimport\s*\(\s*)['"]openai(?:\/[^'"]*)?['"]/;
 
-function sourceFiles(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && /\.(?:ts|tsx|mts|cts|js|mjs|cjs)$/.test(e.name) && !e.parentPath.includes('node_modules'))
-    .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
-}
-
-/** Comments may name the SDK to explain why it is absent. */
-function stripComments(code: string): string {
-  return code.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
-}
-
-/** This file: its examples of imports are strings. */
-const SELF = path.relative(ROOT, __filename).split(path.sep).join('/');
-
 function importersOfOpenAi(): string[] {
-  return SCANNED.flatMap((dir) => sourceFiles(path.join(ROOT, dir)))
-    .filter((file) => file !== SELF)
-    .filter((file) => OPENAI_IMPORT.test(stripComments(fs.readFileSync(path.join(ROOT, file), 'utf8'))));
+  return Object.entries(SCANNED)
+    .flatMap(([dir, expected]) => sourcesUnder(dir, [expected]))
+    .filter(({ file, code }) => file !== SELF && OPENAI_IMPORT.test(stripComments(code)))
+    .map(({ file }) => file);
 }
 
 describe('the openai SDK sits behind the model port', () => {
@@ -57,11 +46,13 @@ describe('the openai SDK sits behind the model port', () => {
 
   it('the adapter imports it: the scan sees real files', () => {
     const found = importersOfOpenAi();
-    assert.ok(found.includes('src/core/provider/openaiModel.ts'), found.join('\n'));
+    assert.ok(found.includes(ADAPTER), found.join('\n'));
   });
 
   it('nothing outside src/core/provider imports it, but the tests that show the raw SDK leaking a key', () => {
-    const offenders = importersOfOpenAi().filter((file) => !ALLOWED.some((allowed) => allowed.test(file)));
+    const importers = importersOfOpenAi();
+    assert.ok(importers.includes(ADAPTER), 'the scan finds the adapter, so it reads real files');
+    const offenders = importers.filter((file) => !ALLOWED.some((allowed) => allowed.test(file)));
     assert.deepEqual(offenders, []);
   });
 });
