@@ -16,6 +16,7 @@ import { retryableTurn, suspectText, warningText } from './gateNotices';
 import { RequestInFlight, SendSpan } from './requestInFlight';
 import type { ChatSettings, ConversationDeps } from './ports';
 import { lastCompaction } from '../session/history';
+import { isKindError } from '../kindError';
 
 export type { Identity };
 export type { RequestTrace } from './ports';
@@ -256,8 +257,8 @@ export class Conversation {
   }
 
   private replyFailed(flight: RequestInFlight, err: unknown): void {
-    const error = err instanceof RequestError ? err : new RequestError('cut', errorMessage(err));
-    if (err instanceof PartialReplyError && err.partial) {
+    const error = isKindError(err, RequestError) ? err : new RequestError('cut', errorMessage(err));
+    if (isKindError(err, PartialReplyError) && err.partial) {
       // A partial reply is only ever shown, never sent again: it is stored redacted.
       // Under the streaming entry's id: the streamed text becomes an incomplete reply.
       this.deps.session.append({ type: 'partial', id: flight.replyId, turn: flight.turn, text: this.secrets.redact(err.partial) });

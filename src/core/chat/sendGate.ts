@@ -8,6 +8,7 @@ import type { ContextGate } from '../context/gate';
 import type { PayloadMeasure } from '../context/ledger';
 import type { Compactor } from './compactor';
 import type { ChatSettings } from './ports';
+import { isKindError } from '../kindError';
 
 export interface SendGateDeps {
   readonly session: Session;
@@ -86,7 +87,7 @@ export class SendGate {
       }
       this.deps.log.info(`compaction: replaced ${result.replaced} messages`);
     } catch (err) {
-      if (err instanceof CompactionError && err.kind === 'cancelled') return;
+      if (isKindError(err, CompactionError, 'cancelled')) return;
       // A failed summary leaves the history as it was; the request goes on.
       this.deps.log.warn(this.deps.secrets.redact(`compaction failed: ${String(err)}`));
       this.deps.notice(turn, 'warning', `Compaction failed, the history is unchanged: ${errorMessage(err)}`);
