@@ -101,9 +101,7 @@ describe('listing sessions reads the ends of each file only', () => {
     const tail = end.toString('utf8').trimEnd().split('\n');
     // The trap: listing as it was done before (every file opened whole) fails on it.
     assert.throws(() => Session.open(file), /Cannot create a string longer than/);
-    const started = performance.now();
     const [summary] = listSessions(dir);
-    assert.ok(performance.now() - started < 5_000);
     assert.equal(summary?.title, 'a huge session');
     const last = JSON.parse(tail.at(-1) as string) as { ts: string };
     assert.equal(summary?.updated, last.ts);

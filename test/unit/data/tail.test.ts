@@ -59,9 +59,7 @@ describe('opening a session reads only its end', () => {
     const { file } = writeSessionWithHole(dir, { messages: 400, id: 'huge', holeBytes: UNREADABLE_HOLE, headLines: 5, tailLines: 300 });
     // The trap: reading the whole file, as opening did before, fails on it (longer than a string can be).
     assert.throws(() => Session.open(file), /Cannot create a string longer than/);
-    const started = performance.now();
     const tail = readSessionTail(file);
-    assert.ok(performance.now() - started < 5_000, 'read without going through the hole');
     assert.ok(tail.entries.length >= PAGE_ENTRIES);
     assert.equal(tail.entries.at(-1)?.kind, 'assistant');
     assert.ok(tail.bytesRead < 200_000, `${tail.bytesRead} bytes read`);
