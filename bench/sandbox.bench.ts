@@ -9,9 +9,13 @@
  *     seccomp filter, the reduced mounts, and the limits of limits.ts:
  *     cgroup or rlimits; and once more without the limits, to tell their
  *     cost apart), in the 0.1.0 profile (its bubblewrap arguments, copied
- *     below), and bare in a plain shell;
- * (b) the whole gate call (`runGate`: throwaway home, sandbox, clean-up)
- *     against the same call with the sandbox off;
+ *     below), and bare in a plain shell. What a gate sets up once for all
+ *     its commands (the sandbox prepared for its run, its input files, its
+ *     cgroup, and that cgroup's removal after the result) is measured on its
+ *     own, apart from what each command pays;
+ * (b) the whole gate call (`runGate`: throwaway home, sandbox, the gate's
+ *     cgroup, clean-up), one command, with and without the limits, against
+ *     the same call with the sandbox off: per gate and per command together;
  * (c) the scratch clone with objects copied (`--no-hardlinks`, what Candor
  *     does) against a hard-linked local clone, on the 10,000-commit
  *     repository of bench/evolution.bench.ts.
@@ -27,9 +31,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runGate } from '../src/core/evolution/testGate';
-import { NO_SANDBOX, detectSandbox, openInputs, type Invocation, type Sandbox, type SandboxRun } from '../src/core/evolution/sandbox';
+import { GateInputs, NO_SANDBOX, detectSandbox, prepareSandbox, type Invocation, type PreparedSandbox, type Sandbox, type SandboxRun } from '../src/core/evolution/sandbox';
 import { gateEnvironment } from '../src/core/process/environment';
 import { DEFAULT_GATE_LIMITS, prepareLimits } from '../src/core/evolution/limits';
+import type { GateCgroup } from '../src/core/evolution/cgroup';
+import { openGateCgroup, releaseGateCgroup, settleGateCgroups } from '../src/core/evolution/gateCgroups';
 import { prepareForGateUser } from '../src/core/evolution/gateUser';
 import { generatedRepo } from './evolution.bench';
 
@@ -70,21 +76,61 @@ function spawnOnce(invocation: Invocation, cwd: string, env: NodeJS.ProcessEnv, 
   if (result.status !== 0) throw new Error(`${invocation.file} ${invocation.args.join(' ')} exited ${result.status}: ${result.stderr.toString()}`);
 }
 
+/** What a gate sets up once for its commands: the sandbox prepared for its run, its input files, its cgroup (undefined: none here). */
+interface GateSetup {
+  readonly sandbox: PreparedSandbox;
+  readonly inputs: GateInputs;
+  readonly cgroup: GateCgroup | undefined;
+}
+
+function setUpGate(sandbox: Sandbox, run: SandboxRun, work: string): GateSetup {
+  const dir = fs.mkdtempSync(path.join(work, 'inputs-'));
+  return { sandbox: prepareSandbox(sandbox, run), inputs: new GateInputs(dir), cgroup: openGateCgroup(DEFAULT_GATE_LIMITS) };
+}
+
 /**
- * One hardened start, all of it timed: the sandbox's invocation, its inputs
- * opened (seccomp program, passwd, group), the limits prepared (a cgroup made
- * and removed, or prlimit in front), the spawn.
+ * One hardened command in a gate, all of its own cost timed: its
+ * invocation, its inputs opened (seccomp program, passwd, group), the limits
+ * prepared (the join into the gate's cgroup, prlimit in front), the spawn,
+ * and the cgroup emptied after it. Without `limits`, none of them.
  */
-async function hardenedOnce(sandbox: Sandbox, command: string, run: SandboxRun, env: NodeJS.ProcessEnv, work: string, limits: boolean): Promise<void> {
-  const invocation = sandbox.wrap(command, run);
-  const limited = limits ? prepareLimits(invocation, { limits: { ...DEFAULT_GATE_LIMITS, diskPaths: [] } }) : undefined;
-  const inputs = openInputs(invocation.inputs, work);
+async function hardenedOnce(gate: GateSetup, command: string, run: SandboxRun, env: NodeJS.ProcessEnv, limits: boolean): Promise<void> {
+  const invocation = gate.sandbox.wrap(command);
+  const limited = limits ? prepareLimits(invocation, { limits: { ...DEFAULT_GATE_LIMITS, diskPaths: [] }, cgroup: gate.cgroup }) : undefined;
+  const inputs = gate.inputs.open(invocation.inputs);
   try {
     spawnOnce(limited?.invocation ?? invocation, run.cwd, env, inputs.fds);
   } finally {
     inputs.close();
-    await limited?.cgroup?.close();
+    if (limited?.ownsCgroup === true) await limited.cgroup?.close();
+    else await limited?.cgroup?.drain();
   }
+}
+
+/**
+ * What a gate pays once, in two parts: its setup before the first command
+ * (the sandbox prepared for its run, its input files written, its cgroup
+ * made after the strays are swept), and the cgroup's removal, which runs
+ * after the gate's result has gone back, off its path.
+ */
+async function perGate(sandbox: Sandbox, run: SandboxRun, work: string): Promise<{ setup: number; removal: number }> {
+  const setups: number[] = [];
+  const removals: number[] = [];
+  for (let i = 0; i <= STARTS; i++) {
+    const started = performance.now();
+    const gate = setUpGate(sandbox, run, work);
+    gate.inputs.open(gate.sandbox.wrap('true').inputs).close();
+    const setUp = performance.now();
+    if (gate.cgroup !== undefined) releaseGateCgroup(gate.cgroup);
+    await settleGateCgroups();
+    // The first round warms up.
+    if (i > 0) {
+      setups.push(setUp - started);
+      removals.push(performance.now() - setUp);
+    }
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  }
+  return { setup: median(setups), removal: median(removals) };
 }
 
 /**
@@ -119,15 +165,22 @@ async function startUp(sandbox: Sandbox, bwrap: string, label: string, command: 
   const run = await benchRun(sandbox, work);
   const { env } = gateEnvironment({ home: run.home, tmp: run.tmp, user: sandbox.user?.name ?? os.userInfo().username, network: false, extraNames: [], isVisible: (dir) => sandbox.isVisible(dir) });
   const v010 = profile010(bwrap, command, run, os.homedir());
-  const [bare = 0, old = 0, hardened = 0, unlimited = 0] = await sideBySide(STARTS, [
-    () => spawnOnce(NO_SANDBOX.wrap(command, run), run.cwd, env),
-    () => spawnOnce(v010, run.cwd, env),
-    () => hardenedOnce(sandbox, command, run, env, work, true),
-    () => hardenedOnce(sandbox, command, run, env, work, false),
-  ]);
-  console.log(`    ${label}`);
-  console.log(`      bare ${ms(bare).padStart(8)}   0.1.0 ${ms(old).padStart(8)} (${ratio(old, bare)})   hardened ${ms(hardened).padStart(8)} (${ratio(hardened, bare)}; ${ratio(hardened, old)} of 0.1.0)   hardened without limits ${ms(unlimited).padStart(8)} (${ratio(unlimited, bare)})`);
-  return [bare, old, hardened, unlimited];
+  // The commands below are one gate's: what it sets up once is made before them (perGate measures it), and removed after them.
+  const gate = setUpGate(sandbox, run, work);
+  try {
+    const [bare = 0, old = 0, hardened = 0, unlimited = 0] = await sideBySide(STARTS, [
+      () => spawnOnce(NO_SANDBOX.wrap(command, run), run.cwd, env),
+      () => spawnOnce(v010, run.cwd, env),
+      () => hardenedOnce(gate, command, run, env, true),
+      () => hardenedOnce(gate, command, run, env, false),
+    ]);
+    console.log(`    ${label}`);
+    console.log(`      bare ${ms(bare).padStart(8)}   0.1.0 ${ms(old).padStart(8)} (${ratio(old, bare)})   hardened ${ms(hardened).padStart(8)} (${ratio(hardened, bare)}; ${ratio(hardened, old)} of 0.1.0)   hardened without limits ${ms(unlimited).padStart(8)} (${ratio(unlimited, bare)})`);
+    return [bare, old, hardened, unlimited];
+  } finally {
+    if (gate.cgroup !== undefined) releaseGateCgroup(gate.cgroup);
+    await settleGateCgroups();
+  }
 }
 
 /** A clone holding the evolution bench's test, with a `.git`, and a throwaway pair; the gate user's when there is one. */
@@ -152,19 +205,25 @@ export async function run(): Promise<void> {
     const as = sandbox.user !== undefined ? `as uid ${sandbox.user.uid}` : 'as this user';
     console.log(`sandbox: ${sandbox.kind}, ${as}, seccomp on; limits: pids ${limits.mechanisms.pids}, memory ${limits.mechanisms.memory}, file size ${limits.mechanisms.fileSize}; ${STARTS} starts each, interleaved, medians`);
     console.log('\n(a) start-up per command: bare, the 0.1.0 profile, hardened (with and without the limits)');
+    console.log("    per command: what every command pays (hardened: its invocation, its inputs opened, the join into the gate's cgroup and prlimit, the spawn, the cgroup emptied after it)");
     await startUp(sandbox, bwrap, '`true`', 'true', work);
     const [bare = 0, , hardened = 0, unlimited = 0] = await startUp(sandbox, bwrap, '`node -e 0`', 'node -e 0', work);
     await startUp(sandbox, bwrap, '`node test.js` (the evolution bench)', 'node test.js', work);
-    console.log(`    goal: \`node -e 0\` hardened at most 1.30× bare — measured ${ratio(hardened, bare)} (${ratio(unlimited, bare)} without the limits)`);
+    const once = await perGate(sandbox, await benchRun(sandbox, work), work);
+    console.log(`    per gate, once, not in the figures above: setup ${ms(once.setup)} before its first command (the sandbox prepared for the run, input files written, ${limits.cgroup !== undefined ? 'the cgroup made' : 'no cgroup here'}); ${ms(once.removal)} to remove the cgroup after its result, off its path`);
+    console.log(`    goal: \`node -e 0\` hardened at most 1.30× bare, per command — measured ${ratio(hardened, bare)} (${ratio(unlimited, bare)} without the limits)`);
 
-    console.log('\n(b) a whole gate call (`node test.js`), sandboxed against off');
+    console.log('\n(b) a whole gate call (`node test.js`), sandboxed against off; per gate and per command together');
     const steps = [{ name: 'test' as const, command: 'node test.js' }];
     const gateRun = await benchRun(sandbox, work);
-    const [off, boxed] = await sideBySide(STARTS, [
+    const gateLimits = { ...DEFAULT_GATE_LIMITS };
+    const [off, boxed, boxedLimited] = await sideBySide(STARTS, [
       () => runGate(steps, { cwd: gateRun.cwd, sandbox: NO_SANDBOX, timeoutMs: 60_000 }),
       () => runGate(steps, { cwd: gateRun.cwd, sandbox, timeoutMs: 60_000, hidden: [workspace] }),
+      () => runGate(steps, { cwd: gateRun.cwd, sandbox, timeoutMs: 60_000, hidden: [workspace], limits: gateLimits }),
     ]);
-    console.log(`    off ${ms(off ?? 0)}   bubblewrap ${ms(boxed ?? 0)}   +${ms((boxed ?? 0) - (off ?? 0))}   ratio ${((boxed ?? 0) / (off ?? 1)).toFixed(2)}×`);
+    await settleGateCgroups();
+    console.log(`    off ${ms(off ?? 0)}   bubblewrap ${ms(boxed ?? 0)} (${ratio(boxed ?? 0, off ?? 0)})   bubblewrap with the limits ${ms(boxedLimited ?? 0)} (${ratio(boxedLimited ?? 0, off ?? 0)})`);
 
     console.log(`\n(c) scratch clone creation, ${git(workspace, 'rev-list', '--count', 'HEAD').trim()} commits (median of ${CLONES})`);
     const target = path.join(work, 'clone');

@@ -5,7 +5,7 @@ import { DEPENDENCY_DIR } from './paths';
 import { gateGroup, gatePasswd, type GateUser } from './gateUser';
 import { gateSeccompProgram } from './seccomp';
 import { realOrResolved } from '../realPath';
-import type { Invocation, Sandbox, SandboxRun } from './sandbox';
+import type { Invocation, PreparedSandbox, Sandbox, SandboxRun } from './sandbox';
 
 /**
  * bubblewrap around one gate command (docs/architecture.md, "Sandbox"). The
@@ -82,17 +82,59 @@ export function bubblewrap(bwrap: string, userSwitch?: UserSwitch): Sandbox {
     kind: 'bubblewrap',
     user: userSwitch?.user,
     wrap: (command, run) => bubblewrapInvocation(bwrap, command, run, { userSwitch }),
+    prepare: (run) => prepareBubblewrap(bwrap, run, { userSwitch }),
     isVisible: (dir, hidden = []) => readOnlyView(os.homedir(), hidden, process.env).shows(realOrResolved(dir)),
   };
 }
 
+type InvocationOptions = Omit<BubblewrapOptions, 'user'> & { readonly userSwitch?: UserSwitch };
+
 /** `bwrap <mounts> -- [setpriv …] /bin/sh -c command`, with its inputs: the seccomp program, and the gate user's passwd and group. */
-export function bubblewrapInvocation(bwrap: string, command: string, run: SandboxRun, o: Omit<BubblewrapOptions, 'user'> & { readonly userSwitch?: UserSwitch } = {}): Invocation {
-  const shell = ['/bin/sh', '-c', command];
+export function bubblewrapInvocation(bwrap: string, command: string, run: SandboxRun, o: InvocationOptions = {}): Invocation {
+  return prepareBubblewrap(bwrap, run, o).wrap(command);
+}
+
+/**
+ * The invocations of one gate's commands, which share `run`. What the host
+ * shows them that their own writes cannot change (the real paths of the
+ * run's folders, the system folders, the toolchains, the gate user's files)
+ * is looked up once here. Everything else is looked up again for each
+ * command, right before it: the clone's `.git` and dependency folder, the
+ * hidden folders, and every masked or read-only kernel entry.
+ */
+function prepareBubblewrap(bwrap: string, run: SandboxRun, o: InvocationOptions): PreparedSandbox {
   const to = o.userSwitch;
-  const start = to !== undefined ? [to.setpriv, `--reuid=${to.user.uid}`, `--regid=${to.user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--', ...shell] : shell;
+  const options = { ...o, user: to?.user };
+  const view = hostView(run, options);
   const inputs = [gateSeccompProgram(), ...(to !== undefined ? [Buffer.from(gatePasswd(to.user, realOrResolved(run.home))), Buffer.from(gateGroup(to.user))] : [])];
-  return { file: bwrap, args: [...bubblewrapArgs(run, { ...o, user: to?.user }), '--', ...start], inputs };
+  const switchUser = to !== undefined ? [to.setpriv, `--reuid=${to.user.uid}`, `--regid=${to.user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'] : [];
+  return {
+    wrap: (command) => ({ file: bwrap, args: [...bubblewrapArgs(run, view, options), '--', ...switchUser, '/bin/sh', '-c', command], inputs }),
+  };
+}
+
+/** What the arguments take from the host that a gate's own commands cannot change. */
+interface HostView {
+  readonly cwd: string;
+  /** The throwaway home and temp folder, and the run's other writable folders. */
+  readonly writable: readonly string[];
+  /** The real home, always hidden. */
+  readonly home: string | undefined;
+  readonly system: readonly string[];
+  /** Toolchain folders that exist, before the run's hidden folders are taken out (toolchainCandidates). */
+  readonly toolchains: readonly string[];
+}
+
+function hostView(run: SandboxRun, o: BubblewrapOptions): HostView {
+  const home = realHome(o.home ?? os.homedir());
+  const system = systemFolders();
+  return {
+    cwd: realOrResolved(run.cwd),
+    writable: unique([run.home, run.tmp, ...(run.writable ?? [])].map(realOrResolved)),
+    home,
+    system,
+    toolchains: toolchainCandidates(home, o.env ?? process.env, system),
+  };
 }
 
 /**
@@ -100,15 +142,12 @@ export function bubblewrapInvocation(bwrap: string, command: string, run: Sandbo
  * before a tmpfs over part of it, a tmpfs before binds beneath it, and
  * permissions and read-only remounts come last, once everything is in place.
  */
-function bubblewrapArgs(run: SandboxRun, o: BubblewrapOptions = {}): string[] {
-  const cwd = realOrResolved(run.cwd);
-  const writable = unique([run.home, run.tmp, ...(run.writable ?? [])].map(realOrResolved));
+function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): string[] {
+  const { cwd, writable, home, system } = view;
   const used = [cwd, ...writable];
-  const home = realHome(o.home ?? os.homedir());
   // Never hide what the command must use (a hidden folder that merely holds the clone is fine: the clone is bound back).
-  const hiddenAll = unique([...(home !== undefined ? [home] : []), ...(run.hidden ?? []).filter((dir) => fs.existsSync(dir)).map(realOrResolved)]).filter((dir) => dir !== '/' && !used.some((u) => within(u, dir)));
-  const system = systemFolders();
-  const tools = toolchainFolders(home, hiddenAll, o.env ?? process.env);
+  const hiddenAll = unique([...(home !== undefined ? [home] : []), ...existingReal(run.hidden ?? [])]).filter((dir) => dir !== '/' && !used.some((u) => within(u, dir)));
+  const tools = selectToolchains(view.toolchains, home, hiddenAll);
   // A hidden folder needs covering only where something bound would show it.
   const hidden = hiddenAll.filter((dir) => [...system, ...tools].some((bound) => within(bound, dir))).sort((a, b) => depth(a) - depth(b));
   const args = [...systemArgs(), '--dev', '/dev', '--perms', '1777', '--tmpfs', '/dev/shm', ...kernelArgs(), '--perms', '1777', '--tmpfs', '/tmp', '--tmpfs', '/run'];
@@ -161,7 +200,17 @@ function systemArgs(): string[] {
 
 /** The real paths the system folders show. */
 function systemFolders(): string[] {
-  return unique(SYSTEM.filter((entry) => fs.existsSync(entry)).map(realOrResolved));
+  return unique(existingReal(SYSTEM));
+}
+
+/** The real paths of those of `entries` that exist, in order: one `realpath` each, which fails for a missing one. */
+function existingReal(entries: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const entry of entries) {
+    const real = realOrUndefined(entry);
+    if (real !== undefined) found.push(real);
+  }
+  return found;
 }
 
 /**
@@ -217,17 +266,25 @@ function readOnlyView(homeDir: string, hidden: readonly string[], env: NodeJS.Pr
  * home stays hidden), never one of the places the sandbox replaces.
  */
 export function toolchainFolders(home: string | undefined, hidden: readonly string[], env: NodeJS.ProcessEnv): string[] {
-  const others = hidden.filter((dir) => dir !== home);
-  const system = systemFolders();
+  return selectToolchains(toolchainCandidates(home, env, systemFolders()), home, hidden);
+}
+
+/** The toolchain folders that exist and may be bound: readable, outside the home, the system folders and the places the sandbox replaces. */
+function toolchainCandidates(home: string | undefined, env: NodeJS.ProcessEnv, system: readonly string[]): string[] {
   const nodeBin = path.dirname(realOrResolved(process.execPath));
   // `<prefix>/bin/node`: npm and global modules live beside it, in `<prefix>/lib`.
   const own = [path.basename(nodeBin) === 'bin' ? path.dirname(nodeBin) : nodeBin, ...(home !== undefined ? HOME_TOOLCHAINS.map((relative) => path.join(home, relative)) : [])];
-  const onPath = (env.PATH ?? '').split(path.delimiter).filter((entry) => path.isAbsolute(entry));
-  const real = (dirs: readonly string[]): string[] => dirs.filter((dir) => fs.existsSync(dir)).map(realOrResolved);
-  const found = [...real(own), ...real(onPath).filter((dir) => !NEVER_FROM_PATH.some((never) => within(never, dir)))]
+  // A PATH often names a folder twice (npm puts its `.bin` folders first again): each is looked at once.
+  const onPath = unique((env.PATH ?? '').split(path.delimiter).filter((entry) => path.isAbsolute(entry)));
+  return [...existingReal(own), ...existingReal(onPath).filter((dir) => !NEVER_FROM_PATH.some((never) => within(never, dir)))]
     .filter((dir) => isRealFolder(dir) && isReadable(dir) && dir !== '/' && (home === undefined || !within(dir, home)))
-    .filter((dir) => !system.some((sys) => within(sys, dir)) && !NEVER_FROM_PATH.some((never) => within(dir, never)))
-    .filter((dir) => !others.some((other) => within(dir, other) || within(other, dir)));
+    .filter((dir) => !system.some((sys) => within(sys, dir)) && !NEVER_FROM_PATH.some((never) => within(dir, never)));
+}
+
+/** Of the candidates, those apart from every hidden folder but the home, each once, and none inside another. */
+function selectToolchains(candidates: readonly string[], home: string | undefined, hidden: readonly string[]): string[] {
+  const others = hidden.filter((dir) => dir !== home);
+  const found = candidates.filter((dir) => !others.some((other) => within(dir, other) || within(other, dir)));
   // A folder inside another one already bound adds nothing.
   return unique(found).filter((dir, _i, all) => !all.some((other) => other !== dir && within(other, dir)));
 }

@@ -1,12 +1,26 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { cgroupFolder, parseCgroupMounts, parseMembership, readSystem, v2Candidate, type CgroupController, type CgroupSystem } from './cgroupMounts';
+
+export { cgroupFolder, parseCgroupMounts, parseMembership, type CgroupController, type CgroupMembership, type CgroupMount, type CgroupSystem } from './cgroupMounts';
 
 /**
- * A cgroup of its own for one gate command (docs/architecture.md, "Sandbox",
- * limits): the kernel then bounds the processes and the memory of everything
- * the command starts, escaped process groups and sessions included, counts
- * what it refused (`pids.events`, the OOM kills), and lets Candor kill all of
- * it at the end.
+ * A cgroup of its own for a gate, or for one command run alone
+ * (docs/architecture.md, "Sandbox", limits): the kernel then bounds the
+ * processes and the memory of everything the commands start, escaped
+ * process groups and sessions included, counts what it refused
+ * (`pids.events`, the OOM kills), and lets Candor kill all of it at the end
+ * of each command. A gate's commands run one after another and share its
+ * cgroup (gateCgroups.ts): each is emptied before the next starts.
+ *
+ * A command joins by a fixed shell step that writes `0` (itself) into v1's
+ * `tasks` or v2's `cgroup.procs`. Moving a whole process (`cgroup.procs`)
+ * takes the kernel's global thread-group lock for writing, which first waits
+ * for an RCU grace period: 5 to 25 ms a command here (bench/sandbox.bench.ts).
+ * Moving only the calling thread (`0` into v1's `tasks`) skips that lock; the
+ * join step is a single-threaded shell, and the `exec` after it leaves no
+ * other thread in any case. v2 has no such file outside a threaded subtree:
+ * there each command still waits.
  *
  * cgroup v2 first, then v1, per controller, where the folder is writable
  * (as root, or where the cgroup is delegated). The gate's cgroup is made
@@ -17,66 +31,6 @@ import * as path from 'node:path';
  * `cgroup.subtree_control`: which controllers a cgroup hands down is the
  * init system's business.
  */
-
-export type CgroupController = 'pids' | 'memory';
-
-export interface CgroupMount {
-  readonly version: 1 | 2;
-  /** The folder of the hierarchy this mount shows (relative to the cgroup namespace). */
-  readonly root: string;
-  readonly mountPoint: string;
-  /** v1: the controllers of the hierarchy; v2: empty (see cgroup.controllers). */
-  readonly controllers: readonly string[];
-}
-
-/** Where this process sits: the v2 path (`0::/…`), and the v1 path per controller. */
-export interface CgroupMembership {
-  readonly v2?: string;
-  readonly v1: ReadonlyMap<string, string>;
-}
-
-/** The cgroup mounts in `/proc/self/mountinfo`. */
-export function parseCgroupMounts(mountinfo: string): CgroupMount[] {
-  const mounts: CgroupMount[] = [];
-  for (const line of mountinfo.split('\n')) {
-    const [left, right] = line.split(' - ');
-    if (left === undefined || right === undefined) continue;
-    const fields = left.split(' ');
-    const [fsType, , superOptions = ''] = right.split(' ');
-    const root = fields[3];
-    const mountPoint = fields[4];
-    if (root === undefined || mountPoint === undefined) continue;
-    if (fsType === 'cgroup2') mounts.push({ version: 2, root: unescape(root), mountPoint: unescape(mountPoint), controllers: [] });
-    if (fsType === 'cgroup') mounts.push({ version: 1, root: unescape(root), mountPoint: unescape(mountPoint), controllers: superOptions.split(',') });
-  }
-  return mounts;
-}
-
-/** `/proc/self/cgroup`: `hierarchy-id:controllers:path` per line. */
-export function parseMembership(text: string): CgroupMembership {
-  let v2: string | undefined;
-  const v1 = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    const match = /^(\d+):([^:]*):(.*)$/.exec(line.trim());
-    if (match === null) continue;
-    const [, id, controllers = '', where = ''] = match;
-    if (id === '0' && controllers === '') v2 = where;
-    else for (const controller of controllers.split(',')) v1.set(controller, where);
-  }
-  return { v2, v1 };
-}
-
-/** The folder of cgroup `where` under `mount`, or undefined when the mount does not show it. */
-export function cgroupFolder(mount: CgroupMount, where: string): string | undefined {
-  const relative = path.posix.relative(mount.root, where);
-  if (relative.startsWith('..') || path.posix.isAbsolute(relative)) return undefined;
-  return path.join(mount.mountPoint, relative);
-}
-
-/** Octal escapes of mountinfo (`\040` for a space). */
-function unescape(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-}
 
 export interface CgroupWants {
   readonly pids?: number;
@@ -94,30 +48,26 @@ export interface CgroupReport {
 export interface GateCgroup {
   /** The controllers in force, and which cgroup version enforces each. */
   readonly controllers: Partial<Record<CgroupController, 1 | 2>>;
-  /** The `cgroup.procs` files a process writes its pid into to join. */
-  readonly procsFiles: readonly string[];
+  /** The files a single-threaded process writes `0` into to join, itself (v1: `tasks`; v2: `cgroup.procs`). */
+  readonly joinFiles: readonly string[];
+  /** What the kernel counted since the cgroup was made. */
   report(): CgroupReport;
   /** SIGKILL to everything in it now (one pass). */
   killAll(): void;
+  /** Kill everything in it and wait until it is empty (about 2 s at most); false when something outlived that. Never throws. */
+  drain(): Promise<boolean>;
   /** Kill everything in it, wait until it is empty, remove it. Never throws. */
   close(): Promise<void>;
-}
-
-export interface CgroupSystem {
-  readonly mountinfo: string;
-  readonly membership: string;
-}
-
-function readSystem(): CgroupSystem | undefined {
-  try {
-    return { mountinfo: fs.readFileSync('/proc/self/mountinfo', 'utf8'), membership: fs.readFileSync('/proc/self/cgroup', 'utf8') };
-  } catch {
-    return undefined;
-  }
+  /** One pass, synchronous: kill what is in it and remove it; false when it is still there. For a process that is exiting. */
+  removeNow(): boolean;
 }
 
 let sequence = 0;
+/** Parents swept by this process: a command run alone sweeps each at this process's first use only; a gate at each start. */
 const swept = new Set<string>();
+/** This process's own cgroups that outlived their removal (a process in uninterruptible sleep): tried again at each gate's start. */
+const leftBehind = new Set<string>();
+let straysRemoved = 0;
 /**
  * Names carry the PID namespace with the pid, so the sweep never takes
  * another container's live gate (same cgroup, other pids) for a dead one.
@@ -131,8 +81,13 @@ const PID_NAMESPACE = (() => {
 })();
 const NAME_PREFIX = `candor-gate-${PID_NAMESPACE}-`;
 
-/** A cgroup for one command with the wanted limits, or undefined when none can be made here. */
-export function createGateCgroup(wants: CgroupWants, system: CgroupSystem | undefined = readSystem()): GateCgroup | undefined {
+export interface CreateOptions {
+  /** Clean up strays at this call, not only at this process's first: a gate's start. */
+  readonly sweepAlways?: boolean;
+}
+
+/** A cgroup with the wanted limits, or undefined when none can be made here. Strays of dead processes beside it are cleaned first. */
+export function createGateCgroup(wants: CgroupWants, system: CgroupSystem | undefined = readSystem(), options: CreateOptions = {}): GateCgroup | undefined {
   if (process.platform !== 'linux' || system === undefined) return undefined;
   const mounts = parseCgroupMounts(system.mountinfo);
   const membership = parseMembership(system.membership);
@@ -141,17 +96,27 @@ export function createGateCgroup(wants: CgroupWants, system: CgroupSystem | unde
   if (wants.memoryBytes !== undefined) wanted.push('memory');
   if (wanted.length === 0) return undefined;
   const name = `${NAME_PREFIX}${process.pid}-${++sequence}`;
-  const folders: string[] = [];
+  const made: MadeFolder[] = [];
   const controllers: Partial<Record<CgroupController, 1 | 2>> = {};
   const settle = (folder: string, version: 1 | 2, offered: readonly CgroupController[]): void => {
     const granted = offered.filter((controller) => controllers[controller] === undefined && applyLimit(folder, controller, version, wants));
     if (granted.length === 0) return void removeFolder(folder);
     for (const controller of granted) controllers[controller] = version;
-    folders.push(folder);
+    made.push({ folder, version, granted });
+  };
+  const makeFolder = (parent: string): string | undefined => {
+    sweepStrays(parent, options.sweepAlways === true);
+    const folder = path.join(parent, name);
+    try {
+      fs.mkdirSync(folder);
+      return folder;
+    } catch {
+      return undefined;
+    }
   };
   const v2 = v2Candidate(mounts, membership, wanted);
   if (v2 !== undefined) {
-    const folder = makeFolder(v2.parent, name);
+    const folder = makeFolder(v2.parent);
     if (folder !== undefined) settle(folder, 2, v2.controllers);
   }
   for (const mount of mounts) {
@@ -159,37 +124,16 @@ export function createGateCgroup(wants: CgroupWants, system: CgroupSystem | unde
     const offered = wanted.filter((controller) => controllers[controller] === undefined && mount.controllers.includes(controller));
     const where = offered[0] === undefined ? undefined : membership.v1.get(offered[0]);
     const parent = where === undefined ? undefined : cgroupFolder(mount, where);
-    const folder = parent === undefined ? undefined : makeFolder(parent, name);
+    const folder = parent === undefined ? undefined : makeFolder(parent);
     if (folder !== undefined) settle(folder, 1, offered);
   }
-  if (folders.length === 0) return undefined;
-  return gateCgroup(folders, controllers);
+  if (made.length === 0) return undefined;
+  return gateCgroup(made, controllers);
 }
 
-/** The v2 folder to make the gate's cgroup in: Candor's own, else its parent, whichever hands down a wanted controller. */
-function v2Candidate(mounts: readonly CgroupMount[], membership: CgroupMembership, wanted: readonly CgroupController[]): { parent: string; controllers: CgroupController[] } | undefined {
-  const mount = mounts.find((each) => each.version === 2);
-  if (mount === undefined || membership.v2 === undefined) return undefined;
-  const own = cgroupFolder(mount, membership.v2);
-  const parent = membership.v2 === '/' ? undefined : cgroupFolder(mount, path.posix.dirname(membership.v2));
-  for (const folder of [own, parent]) {
-    if (folder === undefined) continue;
-    const handed = readText(path.join(folder, 'cgroup.subtree_control')).split(/\s+/);
-    const controllers = wanted.filter((controller) => handed.includes(controller));
-    if (controllers.length > 0) return { parent: folder, controllers };
-  }
-  return undefined;
-}
-
-function makeFolder(parent: string, name: string): string | undefined {
-  sweepStale(parent);
-  const folder = path.join(parent, name);
-  try {
-    fs.mkdirSync(folder);
-    return folder;
-  } catch {
-    return undefined;
-  }
+/** How many strays (cgroups of dead Candor processes, and this one's left behind) this process has removed. */
+export function strayCgroupsRemoved(): number {
+  return straysRemoved;
 }
 
 /** Writes the limit of `controller`; false when the kernel refused it. */
@@ -218,28 +162,56 @@ function writeIfPresent(file: string, value: string): void {
   if (fs.existsSync(file)) fs.writeFileSync(file, value);
 }
 
-function gateCgroup(folders: readonly string[], controllers: Partial<Record<CgroupController, 1 | 2>>): GateCgroup {
+type MadeFolder = { readonly folder: string; readonly version: 1 | 2; readonly granted: readonly CgroupController[] };
+
+/** The counter files of a folder, each with the line that counts: only those its version and controllers have. */
+function counterFiles({ folder, version, granted }: MadeFolder): { pids: string[]; oom: string[] } {
+  return {
+    pids: granted.includes('pids') ? [path.join(folder, 'pids.events')] : [],
+    oom: granted.includes('memory') ? [path.join(folder, version === 2 ? 'memory.events' : 'memory.oom_control')] : [],
+  };
+}
+
+function gateCgroup(made: readonly MadeFolder[], controllers: Partial<Record<CgroupController, 1 | 2>>): GateCgroup {
+  const folders = made.map((each) => each.folder);
+  const counters = made.map(counterFiles);
   const eventCount = (file: string, key: string): number => {
     const match = new RegExp(`^${key} (\\d+)$`, 'm').exec(readText(file));
     return match === null ? 0 : Number(match[1]);
   };
   return {
     controllers,
-    procsFiles: folders.map((folder) => path.join(folder, 'cgroup.procs')),
+    joinFiles: made.map(({ folder, version }) => path.join(folder, version === 1 ? 'tasks' : 'cgroup.procs')),
     report() {
       let pidsRefused = 0;
       let oomKills = 0;
-      for (const folder of folders) {
-        pidsRefused += eventCount(path.join(folder, 'pids.events'), 'max');
-        oomKills += eventCount(path.join(folder, 'memory.events'), 'oom_kill') + eventCount(path.join(folder, 'memory.oom_control'), 'oom_kill');
+      for (const { pids, oom } of counters) {
+        for (const file of pids) pidsRefused += eventCount(file, 'max');
+        for (const file of oom) oomKills += eventCount(file, 'oom_kill');
       }
       return { pidsRefused, oomKills };
     },
     killAll() {
       for (const folder of folders) killMembers(folder);
     },
+    async drain() {
+      const empty = await Promise.all(folders.map((folder) => waitUntil(() => killMembers(folder) === 0)));
+      return empty.every(Boolean);
+    },
     async close() {
       await Promise.all(folders.map((folder) => emptyAndRemove(folder)));
+    },
+    removeNow() {
+      let removed = true;
+      for (const folder of folders) {
+        killMembers(folder);
+        if (removeFolder(folder)) leftBehind.delete(folder);
+        else {
+          leftBehind.add(folder);
+          removed = false;
+        }
+      }
+      return removed;
     },
   };
 }
@@ -273,12 +245,31 @@ function killMembers(folder: string): number {
 /** How long to wait for the members to be gone: short at first (they were killed a moment ago and are usually gone within a millisecond), about 2 s in all. */
 const CLOSE_WAITS_MS = [1, 2, 4, 8, 16, 32, ...Array<number>(38).fill(50)];
 
-async function emptyAndRemove(folder: string): Promise<void> {
+/** Whether `done` became true within the waits above; the first try is synchronous. */
+async function waitUntil(done: () => boolean): Promise<boolean> {
   for (const wait of [0, ...CLOSE_WAITS_MS]) {
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    if (killMembers(folder) === 0 && removeFolder(folder)) return;
+    if (done()) return true;
   }
-  // Left behind: a process in uninterruptible sleep. The next gate's sweep removes the folder.
+  return false;
+}
+
+/** Folders being emptied and removed right now (a sweep does not start a second removal of one). */
+const removing = new Set<string>();
+
+async function emptyAndRemove(folder: string): Promise<boolean> {
+  removing.add(folder);
+  try {
+    if (await waitUntil(() => killMembers(folder) === 0 && removeFolder(folder))) {
+      leftBehind.delete(folder);
+      return true;
+    }
+    // Left behind: a process in uninterruptible sleep. The next gate's start tries again.
+    leftBehind.add(folder);
+    return false;
+  } finally {
+    removing.delete(folder);
+  }
 }
 
 function removeFolder(folder: string): boolean {
@@ -290,9 +281,13 @@ function removeFolder(folder: string): boolean {
   }
 }
 
-/** Gate cgroups a crashed Candor left behind: their processes are killed and the folders removed. */
-function sweepStale(parent: string): void {
-  if (swept.has(parent)) return;
+/**
+ * Cleans up beside `parent`: gate cgroups a killed or crashed Candor left
+ * behind (their processes are killed and the folders removed), and this
+ * process's own that outlived their removal.
+ */
+function sweepStrays(parent: string, always: boolean): void {
+  if (!always && swept.has(parent)) return;
   swept.add(parent);
   let names: string[];
   try {
@@ -302,10 +297,14 @@ function sweepStale(parent: string): void {
   }
   for (const name of names) {
     const owner = name.startsWith(NAME_PREFIX) ? /^(\d+)-\d+$/.exec(name.slice(NAME_PREFIX.length))?.[1] : undefined;
-    if (owner === undefined || Number(owner) === process.pid || isAlive(Number(owner))) continue;
+    if (owner === undefined) continue;
     const folder = path.join(parent, name);
-    killMembers(folder);
-    removeFolder(folder);
+    const ours = Number(owner) === process.pid;
+    if (removing.has(folder) || (ours ? !leftBehind.has(folder) : isAlive(Number(owner)))) continue;
+    // Killed processes take a moment to be gone: the removal waits for them without holding up the gate.
+    void emptyAndRemove(folder).then((removed) => {
+      if (removed) straysRemoved++;
+    });
   }
 }
 

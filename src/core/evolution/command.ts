@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { CgroupReport, GateCgroup } from './cgroup';
 import { DiskWatch } from './diskWatch';
 import { OutputSigns, limitReason, prepareLimits, type GateLimits, type LimitMechanisms, type PreparedLimits } from './limits';
 import type { Invocation } from './sandbox';
@@ -33,6 +34,13 @@ export interface CommandOptions {
   readonly limits?: GateLimits;
   /** false: rlimits only, as on a host without a writable cgroup. */
   readonly cgroups?: boolean;
+  /**
+   * The gate's cgroup (gateCgroups.ts), which its commands share one after
+   * another: the command joins it and empties it at its end, and its
+   * counters count from the command's start. Without it, a command with
+   * limits gets a cgroup of its own, removed before its result.
+   */
+  readonly cgroup?: GateCgroup;
 }
 
 export interface CommandResult {
@@ -61,15 +69,16 @@ const DRAIN_MS = 500;
  * runner's workers, a server it forked), and so do we once it has exited.
  * Inside bubblewrap the command has its own session and PID namespace:
  * ending bwrap ends it (`--die-with-parent`), and the namespace with it.
- * With limits, the command also has a cgroup of its own where the host
- * offers one, and everything in it is killed at the end, whatever session it
- * fled to; a limit it hits ends it, never Candor.
+ * With limits, the command also runs in a cgroup where the host offers one
+ * (its gate's, or its own), and everything in it is killed at the end,
+ * whatever session it fled to; a limit it hits ends it, never Candor.
  */
 export function runInvocation(invocation: Invocation, options: CommandOptions): Promise<CommandResult> {
   const started = Date.now();
   const tail = new Tail(options.tailBytes ?? 4096);
   const signs = new OutputSigns();
   const limited = prepare(invocation, options);
+  const counted = limited.cgroup?.report();
   return new Promise((resolve) => {
     let timedOut = false;
     let cancelled = false;
@@ -113,7 +122,7 @@ export function runInvocation(invocation: Invocation, options: CommandOptions): 
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       if (crashMessage !== undefined) tail.push(Buffer.from(`\n${crashMessage}\n`));
-      const limitHit = await settleLimits(options.limits, limited, disk, crashed, { exitCode, signal: exitSignal, signs, diskHit });
+      const limitHit = await settleLimits(options.limits, limited, disk, crashed, { exitCode, signal: exitSignal, signs, diskHit, counted });
       const passed = !crashed && !timedOut && !cancelled && exitCode === 0 && limitHit === undefined;
       const result: CommandResult = { passed, exitCode, timedOut, cancelled, crashed, ms: Date.now() - started, tail: tail.text() };
       resolve(options.limits === undefined ? result : { ...result, limits: limited.mechanisms, ...(limitHit !== undefined ? { limitHit } : {}) });
@@ -179,7 +188,7 @@ const UNLIMITED: LimitMechanisms = { pids: 'none', memory: 'none', fileSize: 'no
 
 function prepare(invocation: Invocation, options: CommandOptions): PreparedLimits {
   if (options.limits === undefined) return { invocation, uid: options.uid, gid: options.gid, mechanisms: UNLIMITED };
-  return prepareLimits(invocation, { limits: options.limits, uid: options.uid, gid: options.gid, invocationUid: options.invocationUid, cgroups: options.cgroups });
+  return prepareLimits(invocation, { limits: options.limits, uid: options.uid, gid: options.gid, invocationUid: options.invocationUid, cgroups: options.cgroups, cgroup: options.cgroup });
 }
 
 function watchDisk(limits: GateLimits | undefined, limited: PreparedLimits, pid: number | undefined, onExceeded: (reason: string) => void): DiskWatch | undefined {
@@ -192,20 +201,29 @@ interface Ending {
   readonly signal: NodeJS.Signals | null;
   readonly signs: OutputSigns;
   readonly diskHit?: string;
+  /** The cgroup's counters when the command started (a gate's cgroup counts its earlier commands too). */
+  readonly counted?: CgroupReport;
 }
 
-/** Reads what the kernel counted, removes the cgroup, and names the limit the command hit. Never throws. */
+/**
+ * Reads what the kernel counted during the command, empties the cgroup (and
+ * removes it, when it was the command's own), and names the limit the
+ * command hit. Never throws.
+ */
 async function settleLimits(limits: GateLimits | undefined, limited: PreparedLimits, disk: DiskWatch | undefined, crashed: boolean, ending: Ending): Promise<string | undefined> {
   let reason: string | undefined;
   try {
     const checkDisk = ending.diskHit === undefined && !crashed;
     if (!checkDisk) disk?.stop();
     const diskAtEnd = checkDisk ? await disk?.finish() : undefined;
-    const report = limited.cgroup?.report() ?? { pidsRefused: 0, oomKills: 0 };
+    const now = limited.cgroup?.report() ?? { pidsRefused: 0, oomKills: 0 };
+    const before = ending.counted ?? { pidsRefused: 0, oomKills: 0 };
+    const report = { pidsRefused: now.pidsRefused - before.pidsRefused, oomKills: now.oomKills - before.oomKills };
     if (limits !== undefined && !crashed) reason = limitReason(limits, limited.mechanisms, { ...report, diskKilled: ending.diskHit, diskAtEnd, exitCode: ending.exitCode, signal: ending.signal, signs: ending.signs });
   } catch {
     // A limit that cannot be read is no reason to lose the command's result.
   }
-  await limited.cgroup?.close();
+  if (limited.ownsCgroup === true) await limited.cgroup?.close();
+  else await limited.cgroup?.drain();
   return reason;
 }

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { createGateCgroup, type GateCgroup } from './cgroup';
+import { createGateCgroup, type CgroupWants, type GateCgroup } from './cgroup';
 import type { Invocation } from './sandbox';
 
 /**
@@ -58,8 +58,8 @@ export const DEFAULT_GATE_LIMITS: Omit<GateLimits, 'diskPaths'> = { processes: 5
 export const MiB = 1024 * 1024;
 /** Below this, `RLIMIT_AS` would break node (see above). */
 const AS_FLOOR_MIB = 8192;
-/** A fixed step that joins the cgroup before the command exists: its pid goes in, then it becomes the command. */
-const JOIN_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; n=$((n - 1)); shift; done; exec "$@"';
+/** A fixed step that joins the cgroup before the command exists: it moves itself in (`0`, see cgroup.ts), then it becomes the command. */
+const JOIN_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 > "$1" || exit 125; n=$((n - 1)); shift; done; exec "$@"';
 
 /** util-linux tools, looked up in the system's folders only: never a PATH entry a repository could plant one in. */
 export interface LimitTools {
@@ -93,6 +93,8 @@ export interface LimitRequest {
   readonly invocationUid?: number;
   /** false: rlimits only, as on a host without a writable cgroup. */
   readonly cgroups?: boolean;
+  /** The gate's cgroup, shared by its commands (gateCgroups.ts); without it the command gets one of its own. */
+  readonly cgroup?: GateCgroup;
   readonly tools?: LimitTools;
 }
 
@@ -104,19 +106,26 @@ export interface PreparedLimits {
   readonly gid?: number;
   readonly mechanisms: LimitMechanisms;
   readonly cgroup?: GateCgroup;
+  /** The cgroup was made for this command alone: the command removes it at its end. A gate's is only emptied. */
+  readonly ownsCgroup?: boolean;
 }
 
 const positive = (value: number): boolean => Number.isFinite(value) && value > 0;
 
+/** What the cgroup of `limits` bounds. */
+export function cgroupWants(limits: Omit<GateLimits, 'diskPaths'>): CgroupWants {
+  return { pids: positive(limits.processes) ? Math.floor(limits.processes) : undefined, memoryBytes: positive(limits.memoryMiB) ? Math.floor(limits.memoryMiB * MiB) : undefined };
+}
+
 /**
  * Wraps `invocation` so the limits hold from its first instruction:
- * `/bin/sh` (a fixed script, the paths as arguments) writes its own pid into
- * the cgroup, `setpriv` drops to the gate's uid, `prlimit` sets the rlimits,
- * and each `exec`s the next, so the command never runs outside the cgroup
- * and nothing it forks can start there either. The join runs as root (a v2
- * cgroup can only be entered by who may write the common ancestor's
- * `cgroup.procs`); without `setpriv` the uid switch stays with spawn and no
- * cgroup is used.
+ * `/bin/sh` (a fixed script, the paths as arguments) moves itself into the
+ * cgroup (the gate's, else one made for this command), `setpriv` drops to
+ * the gate's uid, `prlimit` sets the rlimits, and each `exec`s the next, so
+ * the command never runs outside the cgroup and nothing it forks can start
+ * there either. The join runs as root (a v2 cgroup can only be entered by
+ * who may write the common ancestor's `cgroup.procs`); without `setpriv` the
+ * uid switch stays with spawn and no cgroup is used.
  */
 export function prepareLimits(invocation: Invocation, request: LimitRequest): PreparedLimits {
   const { limits, uid } = request;
@@ -125,9 +134,8 @@ export function prepareLimits(invocation: Invocation, request: LimitRequest): Pr
   // RLIMIT_NPROC counts the processes of a uid, and the kernel exempts root: it needs the gate's own uid, whoever switches to it.
   const switched = [uid, request.invocationUid].some((each) => each !== undefined && each !== 0);
   const canJoin = request.cgroups !== false && (uid === undefined || tools.setpriv !== undefined);
-  const cgroup = canJoin
-    ? createGateCgroup({ pids: positive(limits.processes) ? Math.floor(limits.processes) : undefined, memoryBytes: positive(limits.memoryMiB) ? Math.floor(limits.memoryMiB * MiB) : undefined })
-    : undefined;
+  const shared = canJoin ? request.cgroup : undefined;
+  const cgroup = shared ?? (canJoin ? createGateCgroup(cgroupWants(limits)) : undefined);
   const rlimits: string[] = [];
   let pids: LimitMechanism = 'none';
   let memory: LimitMechanism = 'none';
@@ -152,8 +160,8 @@ export function prepareLimits(invocation: Invocation, request: LimitRequest): Pr
   if (rlimits.length > 0 && tools.prlimit !== undefined) argv = [tools.prlimit, ...rlimits, '--', ...argv];
   if (cgroup === undefined) return { invocation: toInvocation(invocation, argv), uid, gid, mechanisms: { pids, memory, fileSize, disk } };
   if (uid !== undefined && tools.setpriv !== undefined) argv = [tools.setpriv, `--reuid=${uid}`, `--regid=${gid ?? uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--', ...argv];
-  argv = ['/bin/sh', '-c', JOIN_SCRIPT, 'candor-gate', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...argv];
-  return { invocation: toInvocation(invocation, argv), mechanisms: { pids, memory, fileSize, disk }, cgroup };
+  argv = ['/bin/sh', '-c', JOIN_SCRIPT, 'candor-gate', String(cgroup.joinFiles.length), ...cgroup.joinFiles, ...argv];
+  return { invocation: toInvocation(invocation, argv), mechanisms: { pids, memory, fileSize, disk }, cgroup, ownsCgroup: shared === undefined };
 }
 
 function toInvocation(original: Invocation, argv: readonly string[]): Invocation {

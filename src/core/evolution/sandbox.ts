@@ -58,11 +58,18 @@ export interface Invocation {
   readonly inputs?: readonly Uint8Array[];
 }
 
+/** A sandbox's invocations for the commands of one gate, which share one run (Sandbox.prepare). */
+export interface PreparedSandbox {
+  wrap(command: string): Invocation;
+}
+
 export interface Sandbox {
   readonly kind: SandboxKind;
   /** The unprivileged account the commands run as, when Candor is root (bubblewrap only); undefined: Candor's own user. */
   readonly user?: GateUser;
   wrap(command: string, run: SandboxRun): Invocation;
+  /** The same invocations for a gate's commands, with what cannot change between them looked up once (default: wrap each). */
+  prepare?(run: SandboxRun): PreparedSandbox;
   /** Whether every command sees `dir`, read-only or better, given the folders a run hides (the real home is always hidden). */
   isVisible(dir: string, hidden?: readonly string[]): boolean;
 }
@@ -175,6 +182,11 @@ async function probeSandbox(sandbox: Sandbox): Promise<string | undefined> {
   }
 }
 
+/** `sandbox.prepare(run)`, or wrap for each command where the sandbox has nothing to look up once. */
+export function prepareSandbox(sandbox: Sandbox, run: SandboxRun): PreparedSandbox {
+  return sandbox.prepare?.(run) ?? { wrap: (command) => sandbox.wrap(command, run) };
+}
+
 /** An invocation's inputs, open: pass `fds` after stdio (they become 3, 4, …), then close them. */
 export interface OpenInputs {
   readonly fds: readonly number[];
@@ -188,15 +200,7 @@ export interface OpenInputs {
  */
 export function openInputs(inputs: readonly Uint8Array[] | undefined, dir: string): OpenInputs {
   const fds: number[] = [];
-  const close = (): void => {
-    for (const fd of fds.splice(0)) {
-      try {
-        fs.closeSync(fd);
-      } catch {
-        // already closed
-      }
-    }
-  };
+  const close = (): void => closeAll(fds);
   try {
     for (const data of inputs ?? []) {
       const file = path.join(dir, `.input-${crypto.randomBytes(6).toString('hex')}`);
@@ -214,6 +218,55 @@ export function openInputs(inputs: readonly Uint8Array[] | undefined, dir: strin
   return { fds, close };
 }
 
+
+function closeAll(fds: number[]): void {
+  for (const fd of fds.splice(0)) {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * The inputs of one gate's invocations. Each distinct input is written once
+ * into `dir` (a folder only Candor can enter, which no command sees), and
+ * opened afresh for each command, so each reads its own descriptor from the
+ * start. The files go when `dir` does, at the end of the gate.
+ */
+export class GateInputs {
+  readonly #dir: string;
+  /** Input bytes → the file holding them. */
+  readonly #files = new Map<string, string>();
+
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  open(inputs: readonly Uint8Array[] | undefined): OpenInputs {
+    const fds: number[] = [];
+    const close = (): void => closeAll(fds);
+    try {
+      for (const data of inputs ?? []) fds.push(fs.openSync(this.#fileFor(data), 'r'));
+    } catch (err) {
+      close();
+      throw err;
+    }
+    return { fds, close };
+  }
+
+  #fileFor(data: Uint8Array): string {
+    const key = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+    let file = this.#files.get(key);
+    if (file === undefined) {
+      file = path.join(this.#dir, `.input-${crypto.randomBytes(6).toString('hex')}`);
+      fs.writeFileSync(file, data, { mode: 0o400, flag: 'wx' });
+      this.#files.set(key, file);
+    }
+    return file;
+  }
+}
 
 function seatbelt(exec: string): Sandbox {
   const hiddenFor = (more: readonly string[] = []): string[] => [realOrResolved(os.homedir()), ...more.map(realOrResolved)];

@@ -1,11 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { GateCgroup } from './cgroup';
 import { runInvocation, type GateLimits, type LimitMechanisms } from './command';
+import { openGateCgroup, releaseGateCgroup } from './gateCgroups';
 import { parseGateSummary, type GateCounts } from './gateSummary';
 import { gateEnvironment } from '../process/environment';
 import { prepareForGateUser, type GateUser } from './gateUser';
-import { openInputs, type Sandbox } from './sandbox';
+import { GateInputs, prepareSandbox, type Sandbox } from './sandbox';
 import { realOrResolved } from '../realPath';
 
 export type GateStepName = 'setup' | 'build' | 'test';
@@ -72,7 +74,9 @@ const SUMMARY_TAIL_BYTES = 64 * 1024;
  * a command leaves there reaches the next run. When the sandbox runs the
  * commands as the gate user, the clone's work tree and the throwaway pair
  * are made that user's first (prepareForGateUser), so what Candor wrote in
- * the clone since the last call is writable too.
+ * the clone since the last call is writable too. With limits, the steps
+ * share one cgroup, made at the first command and removed after the result
+ * (gateCgroups.ts).
  */
 export async function runGate(steps: readonly GateStep[], options: GateOptions): Promise<GateResult> {
   const throwaway = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-gate-'));
@@ -83,6 +87,8 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
   const user = options.sandbox.user;
   let ms = 0;
   let last: GateResult = { passed: true, ms: 0, tail: '', exitCode: 0, timedOut: false, cancelled: false, crashed: false };
+  let cgroup: GateCgroup | undefined;
+  let cgroupTried = false;
   try {
     if (user !== undefined) await prepareGateUser(user, options.cwd, home, tmp);
     const { env } = gateEnvironment({
@@ -95,20 +101,19 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
       withhold: options.secrets,
     });
     const limits = options.limits !== undefined ? { ...options.limits, diskPaths: [options.cwd, throwaway] } : undefined;
+    const sandbox = prepareSandbox(options.sandbox, { cwd: options.cwd, home, tmp, hidden: options.hidden, network: options.network === true, depsWritable: options.depsWritable === true });
+    // The seccomp program and the gate user's passwd and group files: fds 3, 4, 5 of bubblewrap.
+    const inputFiles = new GateInputs(throwaway);
     for (const step of steps) {
       if (step.command.trim() === '') continue;
       options.onOutput?.(`$ ${step.command}\n`);
       options.onCommand?.(step.name);
-      const invocation = options.sandbox.wrap(step.command, {
-        cwd: options.cwd,
-        home,
-        tmp,
-        hidden: options.hidden,
-        network: options.network === true,
-        depsWritable: options.depsWritable === true,
-      });
-      // The seccomp program and the gate user's passwd and group files: fds 3, 4, 5 of bubblewrap.
-      const inputs = openInputs(invocation.inputs, throwaway);
+      const invocation = sandbox.wrap(step.command);
+      if (limits !== undefined && !cgroupTried) {
+        cgroupTried = true;
+        cgroup = openGateCgroup(limits);
+      }
+      const inputs = inputFiles.open(invocation.inputs);
       const result = await runInvocation(invocation, {
         cwd: options.cwd,
         env,
@@ -120,6 +125,7 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
         // The sandbox switches to the gate user itself (setpriv inside bubblewrap): the process limit counts under that uid.
         ...(user !== undefined ? { invocationUid: user.uid } : {}),
         ...(limits !== undefined ? { limits } : {}),
+        ...(cgroup !== undefined ? { cgroup } : {}),
       }).finally(() => inputs.close());
       ms += result.ms;
       const { passed, exitCode, timedOut, cancelled, crashed, limitHit } = result;
@@ -134,6 +140,7 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
     }
     return last;
   } finally {
+    if (cgroup !== undefined) releaseGateCgroup(cgroup);
     try {
       fs.rmSync(throwaway, { recursive: true, force: true });
     } catch {
