@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cgroupFolder, parseCgroupMounts, parseMembership, readSystem, v2Candidate, type CgroupController, type CgroupSystem } from './cgroupMounts';
 
-export { cgroupFolder, parseCgroupMounts, parseMembership, type CgroupController, type CgroupMembership, type CgroupMount, type CgroupSystem } from './cgroupMounts';
+export type { CgroupController, CgroupSystem } from './cgroupMounts';
 
 /**
  * A cgroup of its own for a gate, or for one command run alone
@@ -67,7 +67,6 @@ let sequence = 0;
 const swept = new Set<string>();
 /** This process's own cgroups that outlived their removal (a process in uninterruptible sleep): tried again at each gate's start. */
 const leftBehind = new Set<string>();
-let straysRemoved = 0;
 /**
  * Names carry the PID namespace with the pid, so the sweep never takes
  * another container's live gate (same cgroup, other pids) for a dead one.
@@ -129,11 +128,6 @@ export function createGateCgroup(wants: CgroupWants, system: CgroupSystem | unde
   }
   if (made.length === 0) return undefined;
   return gateCgroup(made, controllers);
-}
-
-/** How many strays (cgroups of dead Candor processes, and this one's left behind) this process has removed. */
-export function strayCgroupsRemoved(): number {
-  return straysRemoved;
 }
 
 /** Writes the limit of `controller`; false when the kernel refused it. */
@@ -302,9 +296,7 @@ function sweepStrays(parent: string, always: boolean): void {
     const ours = Number(owner) === process.pid;
     if (removing.has(folder) || (ours ? !leftBehind.has(folder) : isAlive(Number(owner)))) continue;
     // Killed processes take a moment to be gone: the removal waits for them without holding up the gate.
-    void emptyAndRemove(folder).then((removed) => {
-      if (removed) straysRemoved++;
-    });
+    void emptyAndRemove(folder);
   }
 }
 

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { GateCgroup } from './cgroup';
 import { runInvocation, type GateLimits, type LimitMechanisms } from './command';
 import { openGateCgroup, releaseGateCgroup } from './gateCgroups';
+import type { GateCgroup } from './cgroup';
 import { parseGateSummary, type GateCounts } from './gateSummary';
 import { gateEnvironment } from '../process/environment';
 import { prepareForGateUser, type GateUser } from './gateUser';

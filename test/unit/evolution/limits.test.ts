@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runInvocation, type CommandOptions, type CommandResult, type GateLimits } from '../../../src/core/evolution/command';
-import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../src/core/evolution/cgroup';
+import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../src/core/evolution/cgroupMounts';
 import { OutputSigns, limitReason, prepareLimits } from '../../../src/core/evolution/limits';
 import { NO_SANDBOX, openInputs, type Sandbox } from '../../../src/core/evolution/sandbox';
 import { processesMatching, removeTempDirs, requiredSandbox, skipInsideEvolutionGate, tempDir } from './helpers';

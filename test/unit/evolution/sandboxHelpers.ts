@@ -1,7 +1,7 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../src/core/evolution/cgroup';
+import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../src/core/evolution/cgroupMounts';
 import { openInputs, type Invocation, type SandboxRun } from '../../../src/core/evolution/sandbox';
 import { prepareForGateUser, type GateUser } from '../../../src/core/evolution/gateUser';
 import { tempDir } from './helpers';
