@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { promptSource } from '../core/prompt/systemPrompt';
 import { appendQueue } from '../core/jsonl';
+import { settleGateCgroups } from '../core/evolution/gateCgroups';
 import { DisposableStore } from './platform/lifecycle';
 import { createPorts } from './ports';
 import type { SavedRant } from './chat/chatController';
@@ -35,12 +36,13 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
 }
 
 /**
- * Resolves when every record appended to a session file is on disk; for
- * `deactivate`, whose promise VS Code waits for. VS Code disposes the
- * subscriptions in the same turn as it calls `deactivate`: waiting one turn
- * first lets what disposal appends (a stopped reply) join the flush.
+ * Resolves when every record appended to a session file is on disk, and
+ * the cgroups of the gates that ended are removed; for `deactivate`, whose
+ * promise VS Code waits for. VS Code disposes the subscriptions in the same
+ * turn as it calls `deactivate`: waiting one turn first lets what disposal
+ * appends (a stopped reply) join the flush.
  */
 export async function flushWrites(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
-  await appendQueue.flushed().catch(() => undefined);
+  await Promise.all([appendQueue.flushed().catch(() => undefined), settleGateCgroups().catch(() => undefined)]);
 }

@@ -33,6 +33,12 @@ export function releaseGateCgroup(cgroup: GateCgroup): void {
   setImmediate(() => startRemoval(cgroup));
 }
 
+/** Waits until every released gate cgroup is removed (or left for the next gate's start): before the extension host goes. */
+export async function settleGateCgroups(): Promise<void> {
+  for (const cgroup of [...pending.keys()]) startRemoval(cgroup);
+  await Promise.all([...pending.values()]);
+}
+
 function startRemoval(cgroup: GateCgroup): void {
   if (!pending.has(cgroup) || pending.get(cgroup) !== undefined) return;
   pending.set(
