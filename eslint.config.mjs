@@ -85,7 +85,7 @@ export default tseslint.config(
     // Tests and benchmarks build models through the port too; only the tests
     // whose trap shows the raw SDK leaking a key may import it.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
-    ignores: ['test/unit/provider/keyEcho.test.ts', 'test/unit/chat/keyEcho.test.ts', 'test/unit/promptEvolution/keyEcho.test.ts'],
+    ignores: ['test/unit/core/provider/keyEcho.test.ts', 'test/unit/core/chat/keyEcho.test.ts', 'test/unit/core/promptEvolution/keyEcho.test.ts'],
     rules: { 'no-restricted-imports': ['error', { paths: [OPENAI], patterns: [OCTOKIT] }] },
   },
   {

@@ -26,7 +26,7 @@ import { Session } from '../src/core/session/session';
 import { ViewRedaction } from '../src/core/chat/viewRedaction';
 import { SecretSet } from '../src/core/redact';
 import type { HostMessage } from '../src/protocol/chat';
-import { writeLongSession } from '../test/unit/data/longSession';
+import { writeLongSession } from '../test/unit/core/session/longSession';
 import { chromiumPath } from '../test/e2e/harness/browser';
 import { initMessage, openChatPage, sampleEntries } from './chatPage';
 import { transcriptOf } from '../test/helpers/core';

@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { openActivityView, openWorkbench, quickPickSelect, reloadWorkbench, runCommand, statusBarItem, webviewFrame } from '../test/e2e/harness/browser';
 import { startVsCode } from '../test/e2e/harness/codeServer';
 import { packagedVsix } from '../test/e2e/harness/suite';
-import { writeLongSession } from '../test/unit/data/longSession';
+import { writeLongSession } from '../test/unit/core/session/longSession';
 
 const RELOADS = 5;
 const SIZES = [2, 10_000] as const;

@@ -11,7 +11,7 @@ import {
   eventually, quickPickSelect, reloadWorkbench, runCommand, screenshot, useWorkbench, webviewByRole, writeScenario,
 } from './harness';
 import { openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
-import { writeLongSession } from '../unit/data/longSession';
+import { writeLongSession } from '../unit/core/session/longSession';
 
 const MESSAGES = 10_000;
 const FIRST = 'Zebra-quartz opening question of the long session';

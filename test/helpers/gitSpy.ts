@@ -2,7 +2,7 @@
 // `git` of test/fixtures/git-spy logs each call with the folder it ran in;
 // this module reads that log and judges each call against one list of the
 // git commands that write. The list is checked against
-// `git --list-cmds=main` by test/unit/git/writingVerbs.test.ts, whose table
+// `git --list-cmds=main` by test/unit/core/git/writingVerbs.test.ts, whose table
 // says, command by command, why each one reads or writes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,0 +1,150 @@
+import * as assert from 'node:assert/strict';
+import * as net from 'node:net';
+import { withRetries } from '../../../../src/core/provider/retry';
+import { PartialReplyError, RequestError } from '../../../../src/core/provider/requestError';
+import { countTokens, modelAt, useOfflineServer } from '../../provider/models';
+
+const user = (content: string) => [{ role: 'user' as const, content }];
+
+describe('streaming requests over real HTTP to the offline provider', () => {
+  const offline = useOfflineServer();
+  const use = (json: unknown): void => offline.use(json);
+
+  it('a completed request streams text in pieces and reports prompt_tokens', async () => {
+    use({ rules: [{ respond: { text: 'hello there, general kenobi' }, chunkChars: 5 }] });
+    const pieces: string[] = [];
+    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }, { onText: (d) => pieces.push(d) });
+    assert.equal(result.content, 'hello there, general kenobi');
+    assert.ok(pieces.length >= 5, `expected several deltas, got ${pieces.length}`);
+    assert.equal(result.finishReason, 'stop');
+    // As OpenAI counts: 3 per message, the role, the content, and 3 for the reply's priming.
+    assert.equal(result.usage?.promptTokens, 3 + 3 + countTokens('user') + countTokens('hi'));
+  });
+
+  it('usage:false completes without usage (the anchor-loss case)', async () => {
+    use({ rules: [{ respond: { text: 'ok' }, usage: false }] });
+    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') });
+    assert.equal(result.finishReason, 'stop');
+    assert.equal(result.usage, undefined);
+  });
+
+  it('tool calls arrive whole, with finish_reason tool_calls', async () => {
+    use({ rules: [{ respond: { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] } }] });
+    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('list') });
+    assert.equal(result.finishReason, 'tool_calls');
+    assert.equal(result.toolCalls.length, 1);
+    assert.equal(result.toolCalls[0]?.function.name, 'list_files');
+    assert.deepEqual(JSON.parse(result.toolCalls[0]?.function.arguments ?? ''), { path: '.' });
+  });
+
+  for (const [status, kind, retryable] of [[401, 'http', false], [404, 'http', false], [429, 'http', true], [500, 'http', true]] as const) {
+    it(`HTTP ${status} is a RequestError of kind ${kind}, retryable=${retryable}`, async () => {
+      use({ rules: [{ respond: { error: { status, message: 'scripted' } } }] });
+      const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).then(
+        () => assert.fail('should have failed'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof RequestError);
+      assert.equal(err.kind, kind);
+      assert.equal(err.status, status);
+      assert.equal(err.retryable, retryable);
+    });
+  }
+
+  it('a stream cut mid-reply is "cut" and keeps the partial text', async () => {
+    use({ rules: [{ respond: { text: 'a'.repeat(200) }, cutAfterChars: 30, chunkChars: 10 }] });
+    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    assert.ok(err instanceof PartialReplyError, `got ${String(err)}`);
+    assert.equal(err.kind, 'cut');
+    assert.equal(err.partial, 'a'.repeat(30));
+  });
+
+  it('a malformed SSE chunk is reported, not swallowed', async () => {
+    use({ rules: [{ respond: { text: 'b'.repeat(50) }, malformedAfterChars: 10, chunkChars: 10 }] });
+    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    assert.ok(err instanceof RequestError, `got ${String(err)}`);
+    assert.ok(['malformed', 'cut'].includes(err.kind), err.kind);
+    assert.notEqual((err as RequestError).kind, 'cancelled');
+  });
+
+  it('a stall past the idle timeout is "idle-timeout"', async () => {
+    use({ rules: [{ respond: { text: 'late' }, holdMs: 1500 }] });
+    const started = Date.now();
+    const err = await modelAt(offline.server.baseUrl, { policy: { idleTimeoutMs: 300 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    assert.ok(err instanceof RequestError);
+    assert.equal(err.kind, 'idle-timeout');
+    assert.ok(Date.now() - started < 1400, 'should not wait for the stalled server');
+  });
+
+  it('Stop (abort) is "cancelled" and keeps what arrived', async () => {
+    use({ rules: [{ respond: { text: 'c'.repeat(400) }, chunkChars: 10, chunkDelayMs: 20 }] });
+    const controller = new AbortController();
+    let seen = 0;
+    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }, {
+      signal: controller.signal,
+      onText: (d) => {
+        seen += d.length;
+        if (seen >= 50) controller.abort();
+      },
+    }).catch((e: unknown) => e);
+    assert.ok(err instanceof PartialReplyError);
+    assert.equal(err.kind, 'cancelled');
+    assert.ok(err.partial.length >= 50 && err.partial.length < 400);
+  });
+
+  it('connection refused is "connection" and retryable', async () => {
+    const port = await freePort();
+    const err = await modelAt(`http://127.0.0.1:${port}/v1`).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    assert.ok(err instanceof RequestError);
+    assert.equal(err.kind, 'connection');
+    assert.equal(err.retryable, true);
+  });
+
+  it("the model's retry policy retries a 500 then succeeds, announcing each retry and reporting each attempt", async () => {
+    use({ rules: [{ respond: { error: { status: 500 } }, times: 2 }, { respond: { text: 'recovered' } }] });
+    const log: string[] = [];
+    const result = await modelAt(offline.server.baseUrl, { policy: { maxRetries: 2 } }).stream({ messages: user('hi') }, {
+      onAttempt: () => log.push('attempt'),
+      onAttemptEnd: (ending) => log.push(ending.completed ? 'completed' : `failed ${ending.error.status ?? ''}`),
+      onRetry: (n) => log.push(`retry ${n.attempt} of ${n.of} in ${n.delayMs} ms`),
+    });
+    assert.equal(result.content, 'recovered');
+    assert.deepEqual(log, [
+      'attempt', 'failed 500', 'retry 1 of 2 in 500 ms',
+      'attempt', 'failed 500', 'retry 2 of 2 in 1000 ms',
+      'attempt', 'completed',
+    ]);
+    assert.equal(offline.server.requests.length, 3);
+  });
+
+  it('a policy without retries makes one request and fails with the error', async () => {
+    use({ rules: [{ respond: { error: { status: 500 } }, times: 1 }, { respond: { text: 'too late' } }] });
+    const err = await modelAt(offline.server.baseUrl, { policy: { maxRetries: 0 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    assert.ok(err instanceof RequestError && err.status === 500, String(err));
+    assert.equal(offline.server.requests.length, 1);
+  });
+
+  it('Retry-After is honoured and capped at 30 s; 401 is never retried', async () => {
+    use({ rules: [{ respond: { error: { status: 429, retryAfterSeconds: 120 } }, times: 1 }, { respond: { error: { status: 401 } } }] });
+    const delays: number[] = [];
+    const model = modelAt(offline.server.baseUrl);
+    const err = await withRetries(() => model.stream({ messages: user('hi') }), {
+      maxRetries: 5,
+      onRetry: (n) => delays.push(n.delayMs),
+      sleep: async () => undefined,
+    }).catch((e: unknown) => e);
+    assert.deepEqual(delays, [30_000]);
+    assert.ok(err instanceof RequestError && err.status === 401);
+    assert.equal(offline.server.requests.length, 2);
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
