@@ -10,7 +10,7 @@
 set -euo pipefail
 
 CODE_SERVER_VERSION=4.100.3
-APT_PACKAGES=(libkrb5-dev pkg-config ripgrep chromium git python3 make g++ bubblewrap keyutils util-linux)
+APT_PACKAGES=(libkrb5-dev pkg-config ripgrep chromium git python3 make g++ bubblewrap keyutils util-linux fortunes-zh)
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 install_dir="$repo_root/.cache/code-server"

@@ -3,8 +3,9 @@ import { solveAugmented } from './linearSolve';
 import { CLASS_OFFSET, CONTENT_CLASSES, FEATURE_COUNT, MESSAGES, PRIOR_RATES, SCRIPT_FEATURES, UNMEASURED, VOCABULARY_FEATURES } from './heuristic';
 
 /**
- * Calibration for models whose tokenizer Candor does not have (Llama, Qwen,
- * DeepSeek, Gemma, Mistral…), learnt from the provider's own counts
+ * Calibration for models whose tokenizer Candor does not have (Qwen,
+ * DeepSeek, Gemma, Mistral, Llama 2…; Llama 3 is counted through cl100k,
+ * tokenizer/llama3.ts), learnt from the provider's own counts
  * (docs/architecture.md, "Context gate").
  *
  * It starts from a prior fitted offline to real tokenizers (heuristic.ts,

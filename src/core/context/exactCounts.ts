@@ -1,4 +1,5 @@
 import type { TokenCounter } from './estimator';
+import { priorTokens } from './heuristic';
 
 /**
  * The exact counts the context ledger waits for (ledger.ts;
@@ -55,8 +56,20 @@ export class ExactCounts {
     return !this.counterInUse || counted.parts.length === 0 || counted.exactBy === this.counterInUse.name;
   }
 
+  /**
+   * What an item counts now: its exact count once it has landed. Until then,
+   * for a model with a tokenizer, the prior's rates (fitted to real
+   * tokenizers, fittedPrior.ts) on its features, and its frame: a tokenizer
+   * will count English at about 4.5 characters a token, not the plain
+   * heuristic's 4, and what the user sees while the tokenizer loads should
+   * already be close. Without a tokenizer, the plain heuristic: the
+   * calibration estimates from the features itself.
+   */
   current(counted: Counted): number {
-    return this.counterInUse && counted.exactBy === this.counterInUse.name && counted.exact !== undefined ? counted.exact : counted.heuristic;
+    if (!this.counterInUse) return counted.heuristic;
+    if (counted.exactBy === this.counterInUse.name && counted.exact !== undefined) return counted.exact;
+    // A message's frame is in `overhead`, not in the `messages` feature's rate.
+    return Math.round(counted.overhead + priorTokens(counted.features));
   }
 
   /** Counts what is queued, one tokenizer request at a time. */

@@ -48,8 +48,8 @@ interface InFlight {
   readonly identity: Identity;
   readonly measure: PayloadMeasure;
   readonly est: number;
-  /** Characters added since the anchor, and its count: one calibration pair if this request anchors. */
-  readonly pair?: { readonly features: readonly number[]; readonly real: number };
+  /** Characters added since the anchor, the tokens no text carries among them, and the anchor's count: one calibration pair if this request anchors. */
+  readonly pair?: { readonly features: readonly number[]; readonly constants: number; readonly real: number };
 }
 
 /**
@@ -116,7 +116,7 @@ export class ContextGate {
     this.current = step.state;
     this.trackWindow(estimate.request.est);
     const anchor = step.projection.anchor;
-    const pair = estimate.pairFeatures && anchor ? { features: estimate.pairFeatures, real: anchor.real } : undefined;
+    const pair = estimate.pair && anchor ? { ...estimate.pair, real: anchor.real } : undefined;
     this.inFlight = { identity, measure, est: estimate.request.est, ...(pair ? { pair } : {}) };
     for (const event of step.events) this.sink.record(event);
     return { ...step.projection, ...estimate.label };
@@ -197,14 +197,16 @@ export class ContextGate {
    */
   private estimate(identity: Identity, measure: PayloadMeasure, committing: boolean) {
     const calibration = measure.counter === 'heuristic' ? this.calibrationFor(identity, committing) : undefined;
-    const est = calibration ? calibration.total(measure.features) : measure.tokens;
+    // What no text carries (the reply's priming, names, the tool definitions' frames) is added as it is: the rates scale texts.
+    const est = calibration ? calibration.total(measure.features) + (measure.constants ?? 0) : measure.tokens;
     const anchor = withCurrentSlug(this.current, identity).anchor;
     const since = anchor?.mark && sameIdentity(anchor.identity, identity) ? measure.since(anchor.mark) : undefined;
     const request: RequestEstimate = since
-      ? { est, change: calibration ? calibration.delta(since.features) : since.tokens, parts: since.parts }
+      ? { est, change: calibration ? calibration.delta(since.features) + (since.constants ?? 0) : since.tokens, parts: since.parts }
       : { est };
     const estimator: EstimatorKind = !calibration ? 'tokenizer' : calibration.calibrated ? 'calibrated heuristic' : 'heuristic';
-    return { request, pairFeatures: calibration ? since?.features : undefined, label: { estimator, counter: measure.counter, pending: measure.pending } };
+    const pair = calibration && since ? { features: since.features, constants: since.constants ?? 0 } : undefined;
+    return { request, pair, label: { estimator, counter: measure.counter, pending: measure.pending } };
   }
 
   private calibrationFor(identity: Identity, committing: boolean): Calibration {
@@ -218,9 +220,9 @@ export class ContextGate {
   private learn(sent: InFlight, real: number): void {
     if (sent.measure.counter !== 'heuristic') return;
     const calibration = this.calibrationFor(sent.identity, true);
-    if (sent.pair) calibration.observePair(sent.pair.features, real - sent.pair.real);
+    if (sent.pair) calibration.observePair(sent.pair.features, real - sent.pair.real - sent.pair.constants);
     // A reload still being measured knows the whole payload's characters only roughly.
-    if (sent.measure.rough === 0) calibration.observeTotal(sent.measure.features, real);
+    if (sent.measure.rough === 0) calibration.observeTotal(sent.measure.features, real - (sent.measure.constants ?? 0));
   }
 
   private trackWindow(est: number): void {

@@ -120,7 +120,7 @@ const UNANCHORED: Record<UnanchoredReason, string> = {
 };
 
 function estimatorLine(estimator: NonNullable<GaugeState['estimator']>): string {
-  const pending = estimator.pending > 0 ? `; ${estimator.pending} part(s) counted by the heuristic until their exact count lands` : '';
+  const pending = estimator.pending > 0 ? `; ${estimator.pending} part(s) estimated from fitted rates until their exact count lands` : '';
   switch (estimator.kind) {
     case 'tokenizer':
       return `Estimator: tokenizer (${estimator.name})${pending}`;

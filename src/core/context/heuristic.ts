@@ -108,6 +108,13 @@ export function heuristicTokens(text: string): number {
   return measureText(text, zeroFeatures());
 }
 
+/** The prior's estimate of what texts' features measure, without the `messages` feature (the frames are the caller's). */
+export function priorTokens(features: readonly number[]): number {
+  let tokens = 0;
+  for (let i = 0; i < CLASS_OFFSET; i++) if (i !== MESSAGES) tokens += (PRIOR_RATES[i] ?? 0) * (features[i] ?? 0);
+  return tokens;
+}
+
 /** Internal: CJK punctuation breaks a run of ideographs, as tokenizers split there. */
 const CJK_MARK = 100;
 
@@ -184,14 +191,22 @@ export function measureText(text: string, features: number[]): number {
     }
   }
   endRun(own, run, runLength);
-  for (let i = 0; i < CLASS_OFFSET; i++) features[i] = (features[i] ?? 0) + (own[i] ?? 0);
   const visible = (own[HAN] ?? 0) + (own[KANA] ?? 0) + (own[HANGUL] ?? 0) + (own[LETTERS_INDEX] ?? 0) + (own[DIGITS] ?? 0) + (own[PUNCTUATION] ?? 0);
-  if (visible >= MIN_CLASSIFIED) {
-    const slot = CLASS_OFFSET + CONTENT_CLASSES.indexOf(contentClass(own, visible, first, last));
-    features[slot] = (features[slot] ?? 0) + nonCjkEstimate(own);
-  }
-  const points = (own[HAN] ?? 0) + (own[KANA] ?? 0) + (own[HANGUL] ?? 0) + (own[LETTERS_INDEX] ?? 0) + (own[DIGITS] ?? 0) + (own[PUNCTUATION] ?? 0) + (own[SPACES] ?? 0) + (own[NEWLINES] ?? 0);
+  addText(features, own, visible, first, last);
+  const points = visible + (own[SPACES] ?? 0) + (own[NEWLINES] ?? 0);
   return Math.ceil(dense / 2 + (points - dense) / 4);
+}
+
+/**
+ * Files one text's counts into `features`: its characters and pieces, and
+ * the prior's estimate of its non-CJK part under its content class (first
+ * and last: its first and last visible code points).
+ */
+function addText(features: number[], own: readonly number[], visible: number, first: number, last: number): void {
+  for (let i = 0; i < CLASS_OFFSET; i++) features[i] = (features[i] ?? 0) + (own[i] ?? 0);
+  if (visible < MIN_CLASSIFIED) return;
+  const slot = CLASS_OFFSET + CONTENT_CLASSES.indexOf(contentClass(own, visible, first, last));
+  features[slot] = (features[slot] ?? 0) + nonCjkEstimate(own);
 }
 
 /** What a run adds when it ends: a word, digit groups, a run of punctuation, an indent, a line break, a run of ideographs. */

@@ -1,14 +1,17 @@
-import { encodingForModel, type TiktokenEncodingName, type TokenCounter } from '../../core/context';
+import { counterKindForModel, type TiktokenEncodingName, type TokenCounter } from '../../core/context';
+import { Llama3Counter } from '../../core/context/tokenizer/llama3';
 import { WorkerTokenizer, type TokenizerModules } from '../../core/context/tokenizer/workerTokenizer';
 
 /**
  * One js-tiktoken worker thread per encoding, started on first use, so that
- * loading its tables never blocks the extension host. A model with no known
- * encoding gets no tokenizer: the conversation counts it with the heuristic,
+ * loading its tables never blocks the extension host; a Llama 3 model is
+ * counted through cl100k's (tokenizer/llama3.ts). A model with no known
+ * tokenizer gets none: the conversation counts it with the heuristic,
  * calibrated against the provider's own counts.
  */
 export class Estimators {
   private readonly workers = new Map<TiktokenEncodingName, WorkerTokenizer>();
+  private llama3: Llama3Counter | undefined;
 
   constructor(private readonly modules: TokenizerModules) {}
 
@@ -17,10 +20,11 @@ export class Estimators {
     this.counterFor(model);
   }
 
-  /** The tokenizer of a model, or undefined when its encoding is not known. */
+  /** The tokenizer of a model, or undefined when it is not known. */
   counterFor(model: string): TokenCounter | undefined {
-    const encoding = encodingForModel(model);
-    return encoding ? this.worker(encoding) : undefined;
+    const kind = counterKindForModel(model);
+    if (kind === 'llama3') return (this.llama3 ??= new Llama3Counter(this.worker('cl100k_base')));
+    return kind ? this.worker(kind) : undefined;
   }
 
   /** Token counts of plain texts (the offline provider's usage numbers). */

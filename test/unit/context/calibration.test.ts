@@ -165,7 +165,8 @@ describe('gate/calibration of models with no known tokenizer', function () {
     const other = { provider: LOCAL.provider, model: 'deepseek-v3' };
     const switched = reloaded.beforeRequest(other, ledger.measure('S', ''));
     assert.equal(switched.estimator, 'heuristic', 'a fit belongs to one tokenizer and template');
-    assert.equal(switched.estNow, Calibration.fresh(other).total(ledger.measure('S', '').features), 'the prior again');
+    const measure = ledger.measure('S', '');
+    assert.equal(switched.estNow, Calibration.fresh(other).total(measure.features) + (measure.constants ?? 0), 'the prior again, and what no text carries');
   });
 
   it('a session file from before the prior keeps its anchor and window, and its old fit starts over', () => {
@@ -180,7 +181,8 @@ describe('gate/calibration of models with no known tokenizer', function () {
     const p = gate.project(LOCAL, ledger.measure('S', ''));
     assert.equal(p.anchored, true, 'the anchor holds');
     assert.equal(p.estimator, 'heuristic', 'nine rates of another layout are not read as today\'s');
-    assert.equal(p.estNow, Calibration.fresh(LOCAL).total(ledger.measure('S', '').features));
+    const measure = ledger.measure('S', '');
+    assert.equal(p.estNow, Calibration.fresh(LOCAL).total(measure.features) + (measure.constants ?? 0));
   });
 
   it('is never part of the extension: no file under src/ imports the tokenizers used to check it', () => {

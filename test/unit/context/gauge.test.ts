@@ -8,10 +8,10 @@ const totals = { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 };
 describe('gate/gauge tooltip', () => {
   const dir = useTempDir();
 
-  it('names the estimator: the tokenizer, the calibrated heuristic, or the heuristic, and the parts still counted by the heuristic', () => {
+  it('names the estimator: the tokenizer, the calibrated heuristic, or the heuristic, and the parts still estimated until their exact count lands', () => {
     const base: GaugeState = { projected: 1000, window: 10_000, thresholdPercent: 80, anchored: true, warning: false, estimate: 1000 };
     assert.match(gaugeTooltip({ ...base, estimator: { kind: 'tokenizer', name: 'o200k_base', pending: 0 } }), /^Estimator: tokenizer \(o200k_base\)$/m);
-    assert.match(gaugeTooltip({ ...base, estimator: { kind: 'tokenizer', name: 'o200k_base', pending: 3 } }), /3 part\(s\) counted by the heuristic until their exact count lands/);
+    assert.match(gaugeTooltip({ ...base, estimator: { kind: 'tokenizer', name: 'o200k_base', pending: 3 } }), /3 part\(s\) estimated from fitted rates until their exact count lands/);
     assert.match(gaugeTooltip({ ...base, estimator: { kind: 'calibrated heuristic', name: 'heuristic', pending: 0 } }), /^Estimator: calibrated heuristic/m);
     assert.match(gaugeTooltip({ ...base, estimator: { kind: 'heuristic', name: 'heuristic', pending: 0 } }), /^Estimator: heuristic \(no known tokenizer/m);
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { TokenCounter } from '../../../src/core/context/estimator';
-import { heuristicTokens } from '../../../src/core/context/heuristic';
+import { heuristicTokens, priorTokens } from '../../../src/core/context/heuristic';
 import { PayloadLedger } from '../../../src/core/context/ledger';
 import { messageParts, PER_MESSAGE_OVERHEAD, REPLY_PRIMING } from '../../../src/core/context/messageParts';
 import { renderTools } from '../../../src/core/context/toolRendering';
@@ -62,7 +62,8 @@ describe('gate/PayloadLedger', () => {
     const message: ChatMessage = { role: 'user', content: 'a question of forty characters, roughly.' };
     ledger.append(message);
     const before = ledger.measure('', '');
-    assert.equal(before.tokens, heuristic(message) + REPLY_PRIMING, 'the heuristic for this message alone, at once');
+    // Until then the prior's rates stand in, on the message's features, with its frame.
+    assert.equal(before.tokens, Math.round(PER_MESSAGE_OVERHEAD + priorTokens(measureMessage(message).features)) + REPLY_PRIMING, 'the prior\'s estimate for this message alone, at once');
     assert.equal(before.pending, 1);
     await counter.release();
     await ledger.counted();

@@ -27,31 +27,66 @@ export function bundledTokenizerModules(distDir: string): TokenizerModules {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 let tokenizer;
+let pieces;
 try {
   const { Tiktoken } = require(workerData.tiktoken);
   const loaded = require(workerData.ranks);
-  tokenizer = new Tiktoken(loaded.default || loaded);
+  const ranks = loaded.default || loaded;
+  tokenizer = new Tiktoken(ranks);
+  // The encoding's own pattern: the pieces its merges never cross.
+  pieces = new RegExp(ranks.pat_str, 'gu');
   parentPort.postMessage({ ready: true });
 } catch (err) {
   parentPort.postMessage({ failed: String(err && err.message || err) });
 }
-parentPort.on('message', ({ id, texts }) => {
+const count = (t) => (t.length === 0 ? 0 : tokenizer.encode(t, [], []).length);
+function split(text) {
+  let ascii = 0;
+  let run = '';
+  const others = [];
+  const tokens = [];
+  for (const [piece] of text.matchAll(pieces)) {
+    if (/^[\\x00-\\x7f]*$/.test(piece)) {
+      run += piece;
+      continue;
+    }
+    ascii += count(run);
+    run = '';
+    others.push(piece);
+    tokens.push(count(piece));
+  }
+  return { ascii: ascii + count(run), pieces: others, tokens };
+}
+parentPort.on('message', ({ id, texts, split: splitting }) => {
   try {
-    parentPort.postMessage({ id, counts: texts.map((t) => (t.length === 0 ? 0 : tokenizer.encode(t, [], []).length)) });
+    if (splitting) parentPort.postMessage({ id, splits: texts.map(split) });
+    else parentPort.postMessage({ id, counts: texts.map(count) });
   } catch (err) {
     parentPort.postMessage({ id, error: String(err && err.message || err) });
   }
 });
 `;
 
-type Reply = { ready: true } | { failed: string } | { id: number; counts: number[] } | { id: number; error: string };
+/**
+ * A text as the encoding splits it before merging: the tokens of its ASCII
+ * pieces, and each other piece with its own tokens (for a tokenizer that
+ * shares this one's ASCII, tokenizer/llama3.ts).
+ */
+export interface AsciiSplit {
+  readonly ascii: number;
+  readonly pieces: readonly string[];
+  readonly tokens: readonly number[];
+}
+
+type Reply = { ready: true } | { failed: string } | { id: number; counts: number[] } | { id: number; splits: AsciiSplit[] } | { id: number; error: string };
+type Answer = number[] | AsciiSplit[];
 
 /** The tokenizer port over js-tiktoken in a worker thread: counts never block the caller's thread. */
 export class WorkerTokenizer implements TokenCounter {
   readonly name: string;
   readonly ready: Promise<void>;
   private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (counts: number[]) => void; reject: (err: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (answer: Answer) => void; reject: (err: Error) => void }>();
   private next = 0;
   private failure: Error | undefined;
 
@@ -70,8 +105,8 @@ export class WorkerTokenizer implements TokenCounter {
           const waiter = this.pending.get(reply.id);
           this.pending.delete(reply.id);
           if (this.pending.size === 0) this.worker.unref();
-          if ('counts' in reply) waiter?.resolve(reply.counts);
-          else waiter?.reject(new Error(reply.error));
+          if ('error' in reply) waiter?.reject(new Error(reply.error));
+          else waiter?.resolve('counts' in reply ? reply.counts : reply.splits);
         }
       });
       this.worker.on('error', (err) => {
@@ -85,15 +120,24 @@ export class WorkerTokenizer implements TokenCounter {
   }
 
   async count(texts: readonly string[]): Promise<number[]> {
+    return (await this.ask(texts, false)) as number[];
+  }
+
+  /** Each text split as the encoding splits it: each run of ASCII pieces counted, the other pieces returned with their counts. */
+  async split(texts: readonly string[]): Promise<AsciiSplit[]> {
+    return (await this.ask(texts, true)) as AsciiSplit[];
+  }
+
+  private async ask(texts: readonly string[], split: boolean): Promise<Answer> {
     if (texts.length === 0) return [];
     await this.ready;
     if (this.failure) throw this.failure;
     const id = this.next++;
-    return new Promise<number[]>((resolve, reject) => {
+    return new Promise<Answer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // An answer still owed keeps the process alive; an idle worker does not.
       this.worker.ref();
-      this.worker.postMessage({ id, texts });
+      this.worker.postMessage({ id, texts, split });
     });
   }
 
