@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import OpenAI from 'openai';
-import { modelAt } from '../../provider/models';
+import { modelAt } from '../provider/models';
 import type { ChatSettings, RequestTrace } from '../../../../src/core/chat/ports';
 import { noTools } from '../../../../src/core/chat/tools';
 

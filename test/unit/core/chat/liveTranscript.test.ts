@@ -13,7 +13,7 @@ import { DriftLog } from '../../../../src/core/context';
 import { silentLogger } from '../../../../src/core/log';
 import { SecretSet } from '../../../../src/core/redact';
 import { type HostMessage } from '../../../../src/protocol/chat';
-import { modelAt } from '../../provider/models';
+import { modelAt } from '../provider/models';
 import { isReplaceTextMessage, transcriptOf } from '../../../helpers/core';
 import { openChat } from './openChat';
 

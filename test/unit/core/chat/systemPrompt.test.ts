@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';
-import { modelAt } from '../../provider/models';
+import { modelAt } from '../provider/models';
 import type { Conversation } from '../../../../src/core/chat/conversation';
 import { openConversation } from '../../../../src/core/chat/openConversation';
 import type { RequestTrace } from '../../../../src/core/chat/ports';

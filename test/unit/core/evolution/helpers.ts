@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { hashFile, hashTree } from '../../../helpers/hashTree';
 import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';
-import { modelAt } from '../../provider/models';
+import { modelAt } from '../provider/models';
 import type { ChatModel } from '../../../../src/core/provider/chatModel';
 import type { EvolutionOptions } from '../../../../src/core/evolution/pipeline';
 import { detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../../src/core/evolution/sandbox';

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';
 import type { TextModel } from '../../../../src/core/provider/chatModel';
-import { modelAt } from '../../provider/models';
+import { modelAt } from '../provider/models';
 import { mulberry32 } from '../../../../src/core/random';
 import { uniform } from '../../../helpers/core';
 

@@ -7,7 +7,7 @@ import { demoScenario } from '../../../../src/core/offline/demoScenario';
 import { parseScenario, ScenarioError } from '../../../../src/core/offline/scenario';
 import { DEFAULT_POLICY, type CompletedRequest } from '../../../../src/core/provider/chatModel';
 import { createClient, openAiChatModel } from '../../../../src/core/provider/openaiModel';
-import { countTokens, useOfflineServer } from '../../provider/models';
+import { countTokens, useOfflineServer } from '../provider/models';
 import { ModelResolver } from '../../../../src/core/provider/resolve';
 
 const hello = [{ role: 'user' as const, content: 'hi' }];

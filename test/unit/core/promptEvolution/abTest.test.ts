@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';
 import type { TextModel } from '../../../../src/core/provider/chatModel';
-import { modelAt } from '../../provider/models';
+import { modelAt } from '../provider/models';
 import { runAbTest, type AbProgress } from '../../../../src/core/promptEvolution/abTest';
 import { Semaphore } from '../../../../src/core/promptEvolution/semaphore';
 import type { EvalTask } from '../../../../src/core/promptEvolution/taskSet';

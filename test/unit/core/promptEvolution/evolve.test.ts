@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';
 import type { TextModel } from '../../../../src/core/provider/chatModel';
-import { modelAt } from '../../provider/models';
+import { modelAt } from '../provider/models';
 import { evolvePrompt, type EvolveProgress } from '../../../../src/core/promptEvolution/evolve';
 import { PROPOSER_SYSTEM } from '../../../../src/core/promptEvolution/proposer';
 import { PromptRegistry } from '../../../../src/core/promptEvolution/registry';

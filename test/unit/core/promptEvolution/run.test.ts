@@ -10,7 +10,7 @@ import { openPromptRegistry, registryFile, runPromptEvolution, type PromptEvolut
 import { resolveSettings } from '../../../../src/core/promptEvolution/settings';
 import { SecretSet } from '../../../../src/core/redact';
 import { runView } from '../../../../src/host/promptEvolution/views';
-import { modelAt } from '../../provider/models';
+import { modelAt } from '../provider/models';
 
 const PHRASE = 'Echo the task input verbatim.';
 const PROMPT = [

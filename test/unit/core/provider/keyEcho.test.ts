@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { RequestError } from '../../../../src/core/provider/requestError';
 import { REDACTED } from '../../../../src/core/redact';
 import { patternlessKey, startEchoServer, type EchoServer } from './echoServer';
-import { modelAt } from '../../provider/models';
+import { modelAt } from './models';
 
 const user = [{ role: 'user' as const, content: 'hi' }];
 

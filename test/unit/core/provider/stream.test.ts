@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { withRetries } from '../../../../src/core/provider/retry';
 import { PartialReplyError, RequestError } from '../../../../src/core/provider/requestError';
-import { countTokens, modelAt, useOfflineServer } from '../../provider/models';
+import { countTokens, modelAt, useOfflineServer } from './models';
 
 const user = (content: string) => [{ role: 'user' as const, content }];
 

@@ -3,7 +3,7 @@ import type { CompletedRequest } from '../../../../src/core/provider/chatModel';
 import { createClient, openAiChatModel } from '../../../../src/core/provider/openaiModel';
 import { RequestError } from '../../../../src/core/provider/requestError';
 import { streamChat } from '../../../../src/core/provider/stream';
-import { useOfflineServer } from '../../provider/models';
+import { useOfflineServer } from './models';
 import { inMemoryUsage, persistedUsage, type StreamUsageMemory } from '../../../../src/core/provider/streamUsage';
 
 const hello = [{ role: 'user' as const, content: 'hi' }];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { CompactionError, compactHistory, isSummary, planCompaction, shouldCompact, SUMMARY_PREFIX } from '../../../src/core/context/compaction';
-import type { ChatMessage } from '../../../src/core/messages';
+import { CompactionError, compactHistory, isSummary, planCompaction, shouldCompact, SUMMARY_PREFIX } from '../../../../src/core/context/compaction';
+import type { ChatMessage } from '../../../../src/core/messages';
 
 const user = (text: string): ChatMessage => ({ role: 'user', content: text });
 const reply = (text: string): ChatMessage => ({ role: 'assistant', content: text });

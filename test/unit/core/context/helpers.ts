@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DriftLog } from '../../../src/core/context/driftLog';
-import type { DriftRecord, Identity } from '../../../src/core/context/driftEvents';
-import { ContextGate } from '../../../src/core/context/gate';
-import type { GateState } from '../../../src/core/context/gateState';
-import { zeroFeatures } from '../../../src/core/context/heuristic';
-import type { PayloadMark, PayloadMeasure } from '../../../src/core/context/ledger';
+import { DriftLog } from '../../../../src/core/context/driftLog';
+import type { DriftRecord, Identity } from '../../../../src/core/context/driftEvents';
+import { ContextGate } from '../../../../src/core/context/gate';
+import type { GateState } from '../../../../src/core/context/gateState';
+import { zeroFeatures } from '../../../../src/core/context/heuristic';
+import type { PayloadMark, PayloadMeasure } from '../../../../src/core/context/ledger';
 
 export const OPENAI: Identity = { provider: 'api-openai-com', model: 'gpt-4o' };
 export const LOCAL: Identity = { provider: '127-0-0-1-11434', model: 'qwen2.5-coder' };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { gaugeOf, gaugeTooltip, type GaugeState } from '../../../src/core/context/gauge';
+import { gaugeOf, gaugeTooltip, type GaugeState } from '../../../../src/core/context/gauge';
 import { complete, est, gateRig, OPENAI, useTempDir } from './helpers';
 
 const settings = { contextWindow: 10_000, thresholdPercent: 80 };

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DriftLog } from '../../../src/core/context/driftLog';
-import type { AnchorDriftRecord, DriftRecord } from '../../../src/core/context/driftEvents';
-import { ContextGate } from '../../../src/core/context/gate';
-import { isGateState } from '../../../src/core/context/gateState';
+import { DriftLog } from '../../../../src/core/context/driftLog';
+import type { AnchorDriftRecord, DriftRecord } from '../../../../src/core/context/driftEvents';
+import { ContextGate } from '../../../../src/core/context/gate';
+import { isGateState } from '../../../../src/core/context/gateState';
 
 import { complete, gateRig, LOCAL, OPENAI, steppingClock, useTempDir, windowIds } from './helpers';
-import { tallyDrift } from '../../helpers/core';
+import { tallyDrift } from '../../../helpers/core';
 
 /** Opens a no-usage window and closes it with usage: one window, one drift. */
 function lossAndDrift(gate: ContextGate, est: number, real: number): void {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { Calibration } from '../../../src/core/context/calibration';
-import { isGateState } from '../../../src/core/context/gateState';
+import { Calibration } from '../../../../src/core/context/calibration';
+import { isGateState } from '../../../../src/core/context/gateState';
 
-import { PayloadLedger } from '../../../src/core/context/ledger';
-import type { ChatMessage } from '../../../src/core/messages';
+import { PayloadLedger } from '../../../../src/core/context/ledger';
+import type { ChatMessage } from '../../../../src/core/messages';
 import { complete, est, gateRig, LOCAL, OPENAI, useTempDir } from './helpers';
-import { measureMessage } from '../../helpers/core';
+import { measureMessage } from '../../../helpers/core';
 
 describe('gate/ContextGate', () => {
   const dir = useTempDir();

@@ -1,12 +1,12 @@
 import * as assert from 'node:assert/strict';
-import { Content } from '../../../bench/mixedSession';
-import { WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
-import { noUnsavedBuffers } from '../../../src/core/git/unsaved';
-import type { ChatMessage, ToolSpec } from '../../../src/core/messages';
-import { parseScenario } from '../../../src/core/offline/scenario';
-import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
-import { agentTools } from '../../../src/core/tools/agentTools';
-import { installedTokenizerModules } from '../../helpers/installedModules';
+import { Content } from '../../../../bench/mixedSession';
+import { WorkerTokenizer } from '../../../../src/core/context/tokenizer/workerTokenizer';
+import { noUnsavedBuffers } from '../../../../src/core/git/unsaved';
+import type { ChatMessage, ToolSpec } from '../../../../src/core/messages';
+import { parseScenario } from '../../../../src/core/offline/scenario';
+import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
+import { agentTools } from '../../../../src/core/tools/agentTools';
+import { installedTokenizerModules } from '../../../helpers/installedModules';
 import {
   COOKBOOK_API_COUNTS,
   COOKBOOK_NAMED_MESSAGES,

@@ -1,8 +1,8 @@
-import type { Identity } from '../../../src/core/context/driftEvents';
-import type { ChatModel, RequestPolicy } from '../../../src/core/provider/chatModel';
-import { createClient, openAiChatModel } from '../../../src/core/provider/openaiModel';
-import { parseScenario, type Scenario } from '../../../src/core/offline/scenario';
-import { startOfflineServer, type OfflineServer } from '../../../src/core/offline/server';
+import type { Identity } from '../../../../src/core/context/driftEvents';
+import type { ChatModel, RequestPolicy } from '../../../../src/core/provider/chatModel';
+import { createClient, openAiChatModel } from '../../../../src/core/provider/openaiModel';
+import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';
+import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
 
 export interface ModelOptions {
   readonly apiKey?: string;

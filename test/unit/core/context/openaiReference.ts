@@ -11,7 +11,7 @@
 //   of a message, and no ids.
 import { countTokens as cl100k } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import { countTokens as o200k } from 'gpt-tokenizer/cjs/encoding/o200k_base';
-import type { ToolSpec } from '../../../src/core/messages';
+import type { ToolSpec } from '../../../../src/core/messages';
 
 export type ReferenceEncoding = 'o200k_base' | 'cl100k_base';
 

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
-import { Content } from '../../../bench/mixedSession';
-import { encodingForModel, type TokenCounter } from '../../../src/core/context/estimator';
-import type { Identity } from '../../../src/core/context/driftEvents';
-import { ContextGate } from '../../../src/core/context/gate';
-import { heuristicTokens } from '../../../src/core/context/heuristic';
-import { PayloadLedger } from '../../../src/core/context/ledger';
-import { renderTools, toolFamilyOf, ToolRenderings, type ToolFamily } from '../../../src/core/context/toolRendering';
-import { WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
-import type { ChatMessage, ToolSpec } from '../../../src/core/messages';
-import { buildSystemPrompt, BUILT_IN_PROMPT } from '../../../src/core/prompt/systemPrompt';
-import { agentTools } from '../../../src/core/tools/agentTools';
-import { noUnsavedBuffers } from '../../../src/core/git/unsaved';
-import { MemoryDriftSink } from '../../helpers/core';
-import { installedTokenizerModules } from '../../helpers/installedModules';
+import { Content } from '../../../../bench/mixedSession';
+import { encodingForModel, type TokenCounter } from '../../../../src/core/context/estimator';
+import type { Identity } from '../../../../src/core/context/driftEvents';
+import { ContextGate } from '../../../../src/core/context/gate';
+import { heuristicTokens } from '../../../../src/core/context/heuristic';
+import { PayloadLedger } from '../../../../src/core/context/ledger';
+import { renderTools, toolFamilyOf, ToolRenderings, type ToolFamily } from '../../../../src/core/context/toolRendering';
+import { WorkerTokenizer } from '../../../../src/core/context/tokenizer/workerTokenizer';
+import type { ChatMessage, ToolSpec } from '../../../../src/core/messages';
+import { buildSystemPrompt, BUILT_IN_PROMPT } from '../../../../src/core/prompt/systemPrompt';
+import { agentTools } from '../../../../src/core/tools/agentTools';
+import { noUnsavedBuffers } from '../../../../src/core/git/unsaved';
+import { MemoryDriftSink } from '../../../helpers/core';
+import { installedTokenizerModules } from '../../../helpers/installedModules';
 import {
   COOKBOOK_API_COUNTS,
   COOKBOOK_NAMED_MESSAGES,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { counterKindForModel, encodingForModel, type CounterKind, type TiktokenEncodingName } from '../../../src/core/context/estimator';
-import { FEATURES, heuristicTokens, measureText, zeroFeatures } from '../../../src/core/context/heuristic';
-import type { ChatMessage } from '../../../src/core/messages';
-import { messageOverhead, messageParts } from '../../../src/core/context/messageParts';
-import { measureMessage } from '../../helpers/core';
+import { counterKindForModel, encodingForModel, type CounterKind, type TiktokenEncodingName } from '../../../../src/core/context/estimator';
+import { FEATURES, heuristicTokens, measureText, zeroFeatures } from '../../../../src/core/context/heuristic';
+import type { ChatMessage } from '../../../../src/core/messages';
+import { messageOverhead, messageParts } from '../../../../src/core/context/messageParts';
+import { measureMessage } from '../../../helpers/core';
 
 const feature = (name: (typeof FEATURES)[number]): number => FEATURES.indexOf(name);
 

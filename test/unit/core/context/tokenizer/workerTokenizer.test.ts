@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { o200kTokenizer } from '../../../bench/mixedSession';
-import { PayloadLedger } from '../../../src/core/context/ledger';
-import { messageParts, PER_MESSAGE_OVERHEAD, REPLY_PRIMING } from '../../../src/core/context/messageParts';
-import { WorkerTokenizer } from '../../../src/core/context/tokenizer/workerTokenizer';
-import { installedTokenizerModules } from '../../helpers/installedModules';
-import type { ChatMessage } from '../../../src/core/messages';
+import { o200kTokenizer } from '../../../../../bench/mixedSession';
+import { PayloadLedger } from '../../../../../src/core/context/ledger';
+import { messageParts, PER_MESSAGE_OVERHEAD, REPLY_PRIMING } from '../../../../../src/core/context/messageParts';
+import { WorkerTokenizer } from '../../../../../src/core/context/tokenizer/workerTokenizer';
+import { installedTokenizerModules } from '../../../../helpers/installedModules';
+import type { ChatMessage } from '../../../../../src/core/messages';
 
 describe('the tokenizer in a worker thread', function () {
   this.timeout(60_000);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import type { TokenCounter } from '../../../src/core/context/estimator';
-import { heuristicTokens, priorTokens } from '../../../src/core/context/heuristic';
-import { PayloadLedger } from '../../../src/core/context/ledger';
-import { messageParts, PER_MESSAGE_OVERHEAD, REPLY_PRIMING } from '../../../src/core/context/messageParts';
-import { renderTools } from '../../../src/core/context/toolRendering';
-import type { ChatMessage, ToolSpec } from '../../../src/core/messages';
-import { measureMessage } from '../../helpers/core';
+import type { TokenCounter } from '../../../../src/core/context/estimator';
+import { heuristicTokens, priorTokens } from '../../../../src/core/context/heuristic';
+import { PayloadLedger } from '../../../../src/core/context/ledger';
+import { messageParts, PER_MESSAGE_OVERHEAD, REPLY_PRIMING } from '../../../../src/core/context/messageParts';
+import { renderTools } from '../../../../src/core/context/toolRendering';
+import type { ChatMessage, ToolSpec } from '../../../../src/core/messages';
+import { measureMessage } from '../../../helpers/core';
 
 /** A tokenizer whose answers the test releases: one token per character. */
 class HeldCounter implements TokenCounter {
