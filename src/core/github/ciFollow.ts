@@ -1,7 +1,8 @@
 import { isKindError } from '../kindError';
 import { ciStateOnce, NO_CI_AFTER_MS, type CiResult } from './ciState';
 import { GitHubError } from './errors';
-import { abortableSleep, type Sleep } from './rateLimit';
+import type { Sleep } from './rateLimit';
+import { abortableSleep } from '../sleep';
 import type { GitHub } from './types';
 
 export { ciStateOnce } from './ciState';

@@ -2,9 +2,10 @@ import { Octokit } from '@octokit/rest';
 import { redact } from '../redact';
 import { DEFAULT_AUTH_FIX, GitHubError, errorForAnswer, type FailedAnswer } from './errors';
 import { guardedFetch, type Fetch } from './guardedFetch';
-import { DEFAULT_MAX_WAITS, DEFAULT_MAX_WAIT_MS, abortableSleep, rateLimitOf, withRateLimitWaits, type OnWait, type RateLimitPolicy, type Sleep } from './rateLimit';
+import { DEFAULT_MAX_WAITS, DEFAULT_MAX_WAIT_MS, rateLimitOf, withRateLimitWaits, type OnWait, type RateLimitPolicy, type Sleep } from './rateLimit';
 import { checkApiUrl } from './remote';
 import type { CheckRunInfo, CombinedStatusInfo, GitHub, NewPullRequest, PullRequestInfo, RepositoryInfo } from './types';
+import { abortableSleep } from '../sleep';
 
 export interface GitHubOptions {
   /** Where the API is (`https://api.github.com`, `https://ghe.example.com/api/v3`); the token goes there and nowhere else. */

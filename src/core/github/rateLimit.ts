@@ -88,17 +88,3 @@ export function duration(ms: number): string {
   const rest = totalMinutes % 60;
   return rest === 0 ? `${hours} h` : `${hours} h ${rest} min`;
 }
-
-/** A sleep that an abort ends early. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done);
-  });
-}

@@ -1,5 +1,6 @@
 import { RequestError } from './requestError';
 import { isKindError } from '../kindError';
+import { abortableSleep } from '../sleep';
 
 export interface RetryNotice {
   readonly attempt: number; // 1-based number of the retry about to happen
@@ -41,16 +42,4 @@ export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPol
       if (policy.signal?.aborted) throw new RequestError('cancelled', 'stopped by the user');
     }
   }
-}
-
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done);
-  });
 }
