@@ -196,13 +196,41 @@ function handOffFetchProblem(call: SpiedCall): string | undefined {
   return candorRefspecProblem(refspec);
 }
 
+/** What every push must carry: no tags followed, no submodule pushed. Never a credential override: the user's own helper signs in. */
+const PUSH_CONFIG = ['push.followTags=false', 'push.recurseSubmodules=no'];
+/** Pairs the guard puts on every call: each only turns something off. */
+const CALL_QUIET_CONFIG = ['core.fsmonitor=false', 'core.quotePath=false', 'color.ui=false', 'log.showSignature=false'];
+const PUSH_FLAGS = ['--no-follow-tags', '--recurse-submodules=no'];
+/** A remote's name: never a path, a URL or an option. */
+const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+/**
+ * The push: `push --no-follow-tags --recurse-submodules=no <remote name>
+ * refs/heads/candor/X:refs/heads/candor/X`, hooks in one absolute folder, tags
+ * and submodules off in the config too, and nothing else: no force, no `+`,
+ * no other ref, no credential override.
+ */
+function pushProblem(call: SpiedCall): string | undefined {
+  const missing = PUSH_CONFIG.find((pair) => !call.config.includes(pair));
+  if (missing !== undefined) return `without -c ${missing}`;
+  const hooks = call.config.filter((pair) => pair.startsWith(HOOKS_PATH));
+  if (hooks.length !== 1 || !isAbsoluteLocalPath(hooks[0]?.slice(HOOKS_PATH.length) ?? '')) return 'without one absolute core.hooksPath';
+  const stray = call.config.find((pair) => !pair.startsWith(HOOKS_PATH) && ![...PUSH_CONFIG, ...CALL_QUIET_CONFIG].includes(pair));
+  if (stray !== undefined) return `with -c ${stray}`;
+  const [first = '', second = '', remote = '', refspec = '', ...more] = call.args;
+  if (first !== PUSH_FLAGS[0] || second !== PUSH_FLAGS[1]) return `not ${PUSH_FLAGS.join(' ')} first: ${call.args.join(' ')}`;
+  if (more.length > 0 || refspec === '') return 'not one remote and one refspec';
+  if (!REMOTE_NAME.test(remote)) return `to ${remote}, not a remote's name`;
+  return candorRefspecProblem(refspec);
+}
+
 /**
  * The writes the spy lets through, each in exactly one shape: the hand-off
- * fetch. A push of one evolution branch would be one entry more, a
- * `pushProblem` that takes its destination and `candorRefspecProblem`.
+ * fetch, and the push of one evolution branch.
  */
 export const SHAPED_WRITES: Readonly<Record<string, (call: SpiedCall) => string | undefined>> = {
   fetch: handOffFetchProblem,
+  push: pushProblem,
 };
 
 /** Why the spy refuses a call, or undefined: it only reads, or it is a shaped write in its shape. */

@@ -56,6 +56,8 @@ class EvolutionRun {
   #scratch: Scratch | undefined;
   #base: string | undefined;
   #repository: string | null = null;
+  /** The agent repository's branch when the run started (the record's `base`); null when detached or none. */
+  #startBranch: string | null = null;
   /** False when the data folder lies in the agent's repository: writing there would change it. */
   #mayWrite = true;
   #sandbox: Sandbox | undefined;
@@ -116,7 +118,8 @@ class EvolutionRun {
     }
     const readme = agentReadme(repo.root) ?? o.agentReadme;
 
-    const dirty = await repo.dirtyState(o.unsaved ?? noUnsavedBuffers);
+    const { dirty, status } = await repo.overview(o.unsaved ?? noUnsavedBuffers);
+    this.#startBranch = status.branch.head;
     if (dirty.dirty) {
       const line = readOnlyReason(dirty) ?? 'dirty working tree — read-only cycle';
       this.io.print(line);
@@ -375,6 +378,7 @@ class EvolutionRun {
       outcome: ending.outcome,
       reason: ending.reason,
       repository: this.#repository,
+      base: this.#startBranch,
       branch: ending.branch ?? null,
       commit: ending.commit ?? null,
       diffstat: ending.diffstat ?? null,

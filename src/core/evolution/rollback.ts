@@ -100,16 +100,27 @@ export function candorCommits(log: string): CandorCommit[] {
 }
 
 function candidatesOf(commits: readonly LogCommit[]): CandorCommit[] {
-  const reverted = commits.flatMap((c) => revertedBy(c.body));
-  const isReverted = (sha: string): boolean => reverted.some((prefix) => sha.startsWith(prefix));
+  const isReverted = revertedIn(commits.map((c) => c.body));
   const out: CandorCommit[] = [];
   for (const c of commits) {
-    if (c.parents.length > 1 || revertedBy(c.body).length > 0 || isReverted(c.sha)) continue;
-    const rants = [...c.body.matchAll(RANT_LINE)].map((m) => m[1] ?? '').filter((id) => id !== '');
-    if (rants.length === 0) continue;
-    out.push({ sha: c.sha, subject: c.body.trim().split('\n', 1)[0]?.trim() ?? '', rants: [...new Set(rants)] });
+    const candor = isReverted(c.sha) ? undefined : candorCommitOf(c);
+    if (candor !== undefined) out.push(candor);
   }
   return out;
+}
+
+/** A Candor change: not a merge, not itself a revert, with at least one `Candor-Rant:` line. */
+export function candorCommitOf(commit: { readonly sha: string; readonly parents: readonly string[]; readonly body: string }): CandorCommit | undefined {
+  if (commit.parents.length > 1 || revertedBy(commit.body).length > 0) return undefined;
+  const rants = [...commit.body.matchAll(RANT_LINE)].map((m) => m[1] ?? '').filter((id) => id !== '');
+  if (rants.length === 0) return undefined;
+  return { sha: commit.sha, subject: commit.body.trim().split('\n', 1)[0]?.trim() ?? '', rants: [...new Set(rants)] };
+}
+
+/** Whether one of these messages reverts a commit (`Candor-Revert:` or "This reverts commit", by full or abbreviated sha). */
+export function revertedIn(messages: readonly string[]): (sha: string) => boolean {
+  const reverted = messages.flatMap((body) => revertedBy(body));
+  return (sha) => reverted.some((prefix) => sha.startsWith(prefix));
 }
 
 function revertedBy(body: string): string[] {
@@ -179,17 +190,51 @@ export function rollbackFailure(result: Exclude<RevertResult, { readonly kind: '
   return { rants: rantsOf(result.reverted), reason: `${failing}; ${why}; nothing is prepared` };
 }
 
-/** Ships the tree that passed as one commit on HEAD: `candor/revert-<HEAD's short sha>`, one `Candor-Revert:` trailer per reverted commit. */
-export async function shipRevert(scratch: Scratch, input: { readonly head: string; readonly tree: string; readonly reverted: readonly CandorCommit[]; readonly why: string }, options: ScratchGitOptions = {}): Promise<Shipped> {
-  const short = (await scratchGit(scratch, ['rev-parse', '--short=12', input.head], options)).trim();
-  return commitOnBranch(scratch, { branch: revertBranch(short), tree: input.tree, parent: input.head, message: revertMessage(input.head, input.reverted, input.why) }, options);
+export interface RevertInput {
+  readonly head: string;
+  readonly reverted: readonly CandorCommit[];
+  /** How HEAD fails, in the message's words: the gate's verdict, or CI's. */
+  readonly why: string;
+  /** What HEAD fails: `the gate` (default) or `CI`. */
+  readonly failing?: string;
 }
 
-export function revertMessage(head: string, reverted: readonly CandorCommit[], why: string): string {
+/** Ships the tree that passed as one commit on HEAD: `candor/revert-<HEAD's short sha>`, one `Candor-Revert:` trailer per reverted commit. */
+export async function shipRevert(scratch: Scratch, input: RevertInput & { readonly tree: string }, options: ScratchGitOptions = {}): Promise<Shipped> {
+  const short = (await scratchGit(scratch, ['rev-parse', '--short=12', input.head], options)).trim();
+  return commitOnBranch(scratch, { branch: revertBranch(short), tree: input.tree, parent: input.head, message: revertMessage(input.head, input.reverted, input.why, input.failing) }, options);
+}
+
+export type PreparedRevert =
+  | { readonly kind: 'prepared'; readonly shipped: Shipped; readonly reverted: readonly CandorCommit[] }
+  | { readonly kind: 'conflict'; readonly commit: CandorCommit; readonly detail: string };
+
+/**
+ * The revert of given commits, with no gate of its own: from the clone at
+ * `head` (clean), each is reverted newest first and the result ships as
+ * `shipRevert` ships it. For a change that CI failed and the local gate
+ * passes (docs/architecture.md, "Evolution"): the revert's own pull
+ * request's CI verifies it, not the local gate.
+ */
+export async function prepareRevert(scratch: Scratch, input: RevertInput, options: ScratchGitOptions = {}): Promise<PreparedRevert> {
+  for (const commit of input.reverted) {
+    try {
+      await revertCommit(scratch, commit.sha, options);
+    } catch (err) {
+      if (!isEvolutionError(err, 'scratch-git')) throw err;
+      return { kind: 'conflict', commit, detail: err.message };
+    }
+    throwIfCancelled(options.signal);
+  }
+  const tree = (await scratchGit(scratch, ['rev-parse', 'HEAD^{tree}'], options)).trim();
+  return { kind: 'prepared', shipped: await shipRevert(scratch, { ...input, tree }, options), reverted: input.reverted };
+}
+
+export function revertMessage(head: string, reverted: readonly CandorCommit[], why: string, failing = 'the gate'): string {
   const only = reverted.length === 1 ? reverted[0] : undefined;
   const subject = only !== undefined ? `Revert "${clip(only.subject, 60)}"` : `Revert ${reverted.length} Candor changes that break the tests`;
   const list = reverted.map((c) => `- ${c.sha.slice(0, 12)} ${clip(c.subject, 60)} (${RANT_TRAILER}: ${c.rants.join(', ')})`).join('\n');
-  const body = `HEAD ${head.slice(0, 12)} fails the gate (${why}). Reverting, newest first:\n${list}\nrestores it.`;
+  const body = `HEAD ${head.slice(0, 12)} fails ${failing} (${why}). Reverting, newest first:\n${list}\nrestores it.`;
   const trailers = reverted.map((c) => `${REVERT_TRAILER}: ${c.sha}`).join('\n');
   return `${subject}\n\n${body}\n\n${trailers}\n`;
 }

@@ -2,9 +2,10 @@ import { GitGuardError } from './errors';
 
 /**
  * The only git subcommands the guard can start in a workspace repository.
- * Everything here reads, except `fetch`, which is allowed in exactly one
- * shape: the ref-only branch hand-off (see `fetchShapeProblem`). `config`
- * only lists names and `ls-remote` only expands a URL: neither connects.
+ * Everything here reads, except `fetch` and `push`, each allowed in exactly
+ * one shape: the ref-only branch hand-off (see `fetchShapeProblem`) and the
+ * push of one evolution branch (see `pushShapeProblem`). `config` only lists
+ * names and `ls-remote` only expands a URL: neither connects.
  */
 export const ALLOWED_SUBCOMMANDS = [
   'status',
@@ -17,6 +18,7 @@ export const ALLOWED_SUBCOMMANDS = [
   'config',
   'ls-remote',
   'fetch',
+  'push',
 ] as const;
 
 export type AllowedSubcommand = (typeof ALLOWED_SUBCOMMANDS)[number];
@@ -24,7 +26,7 @@ export type AllowedSubcommand = (typeof ALLOWED_SUBCOMMANDS)[number];
 export interface Invocation {
   readonly subcommand: AllowedSubcommand;
   readonly args: readonly string[];
-  /** Extra `-c key=value` pairs for this call only; only the fetch may carry them. */
+  /** Extra `-c key=value` pairs for this call only; only the fetch and the push may carry them. */
   readonly config?: readonly string[];
 }
 
@@ -55,6 +57,25 @@ export const FETCH_CONFIG = ['gc.auto=0', 'maintenance.auto=false', 'fetch.write
 const HOOKS_PATH = 'core.hooksPath=';
 
 /**
+ * The push of one evolution branch carries these, plus
+ * `core.hooksPath=<an empty folder>`, and nothing else: no tags follow it,
+ * no submodule is pushed, no pre-push hook runs. No `credential.helper=`:
+ * the user's own helper signs the push in (docs/architecture.md, "Git").
+ */
+export const PUSH_CONFIG = ['push.followTags=false', 'push.recurseSubmodules=no'] as const;
+export const PUSH_FLAGS = ['--no-follow-tags', '--recurse-submodules=no'] as const;
+
+/**
+ * A remote's name as the push and `remoteUrl` take it: a letter or digit,
+ * then letters, digits, `.`, `_` or `-`. Never a path, a URL or an option.
+ */
+const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+export function isRemoteName(name: string): boolean {
+  return REMOTE_NAME.test(name);
+}
+
+/**
  * The one rule for an evolution branch's name, shared by the guard, the
  * scratch clone's ship step and the chat view's messages: `candor/`, then a
  * lowercase letter or digit, then up to 79 more of those or `-`
@@ -77,7 +98,7 @@ export function checkInvocation(invocation: Invocation): void {
 
 export function invocationProblem({ subcommand, args, config = [] }: Invocation): string | undefined {
   if (!(ALLOWED_SUBCOMMANDS as readonly string[]).includes(subcommand)) return 'not on the allow-list';
-  if (config.length > 0 && subcommand !== 'fetch') return 'per-call config is only for the hand-off fetch';
+  if (config.length > 0 && subcommand !== 'fetch' && subcommand !== 'push') return 'per-call config is only for the hand-off fetch and the push';
   const options = optionPart(args);
   const denied = options.find((arg) => DENIED_OPTION_PREFIXES.some((prefix) => arg === prefix || arg.startsWith(`${prefix}=`)));
   if (denied !== undefined) return `option ${denied} is not allowed`;
@@ -93,6 +114,8 @@ export function invocationProblem({ subcommand, args, config = [] }: Invocation)
       return options.includes('--cached') || options.includes('--staged') ? undefined : 'only `diff --cached` (use diff-files for the work tree)';
     case 'fetch':
       return fetchShapeProblem(args, config);
+    case 'push':
+      return pushShapeProblem(args, config);
     default:
       return undefined;
   }
@@ -110,10 +133,11 @@ function configProblem(args: readonly string[]): string | undefined {
   return args.includes('--name-only') && (args.includes('--list') || args.includes('-l')) ? undefined : 'only `config --list --name-only`';
 }
 
-/** `ls-remote --get-url <absolute path>`: expands insteadOf rules, never connects. */
+/** `ls-remote --get-url <absolute path | remote name>`: expands insteadOf rules, never connects. */
 function lsRemoteProblem(args: readonly string[]): string | undefined {
-  if (args.length !== 2 || args[0] !== '--get-url') return 'only `ls-remote --get-url <path>`';
-  return isAbsoluteLocalPath(args[1] ?? '') ? undefined : 'ls-remote --get-url takes an absolute local path';
+  if (args.length !== 2 || args[0] !== '--get-url') return 'only `ls-remote --get-url <path or remote name>`';
+  const target = args[1] ?? '';
+  return isAbsoluteLocalPath(target) || isRemoteName(target) ? undefined : 'ls-remote --get-url takes an absolute local path or a remote name';
 }
 
 /**
@@ -139,6 +163,35 @@ function fetchShapeProblem(args: readonly string[], config: readonly string[]): 
   if (positional.length !== 2) return 'the hand-off fetch takes one source and one refspec';
   const [source, refspec] = positional as [string, string];
   if (!isAbsoluteLocalPath(source)) return 'the hand-off source must be an absolute local path';
+  return refspecProblem(refspec);
+}
+
+/**
+ * The push: `-c push.followTags=false -c push.recurseSubmodules=no
+ * -c core.hooksPath=<an absolute folder> push --no-follow-tags
+ * --recurse-submodules=no <remote name> refs/heads/candor/X:refs/heads/candor/X`,
+ * in that order, and nothing else: no force, no `+`, no tags, no other ref,
+ * no credential override.
+ */
+function pushShapeProblem(args: readonly string[], config: readonly string[]): string | undefined {
+  const hooks = config.filter((pair) => pair.startsWith(HOOKS_PATH));
+  if (hooks.length !== 1 || !isAbsoluteLocalPath(hooks[0]?.slice(HOOKS_PATH.length) ?? '')) {
+    return 'the push needs -c core.hooksPath=<an absolute empty folder>';
+  }
+  const expected = [...PUSH_CONFIG, hooks[0] ?? ''];
+  if (config.length !== expected.length || expected.some((pair, i) => config[i] !== pair)) {
+    return `the push takes exactly -c ${expected.join(' -c ')}`;
+  }
+  if (args.length !== 4 || PUSH_FLAGS.some((flag, i) => args[i] !== flag)) {
+    return `the push takes exactly ${PUSH_FLAGS.join(' ')} <remote> <refspec>`;
+  }
+  const [remote, refspec] = args.slice(2) as [string, string];
+  if (!isRemoteName(remote)) return `${JSON.stringify(remote)} is not a remote name`;
+  return refspecProblem(refspec);
+}
+
+/** One evolution branch, the same name on both sides, never forced (no `+`). */
+function refspecProblem(refspec: string): string | undefined {
   const match = /^refs\/heads\/([^:]+):refs\/heads\/([^:]+)$/.exec(refspec);
   if (match === null || match[1] !== match[2] || !isHandoffBranchName(match[1] ?? '')) {
     return `refspec ${refspec} is not refs/heads/candor/<name>:refs/heads/candor/<name>`;

@@ -12,10 +12,16 @@ export type GitGuardErrorKind =
   | 'git-missing'
   /** Git could not read the repository (for example a damaged `.git/index`). */
   | 'corrupt'
-  /** The one write was refused because the workspace is dirty. */
+  /** The hand-off was refused because the workspace is dirty. */
   | 'dirty'
-  /** The one write was refused because the branch already exists. */
+  /** The hand-off was refused because the branch already exists. */
   | 'exists'
+  /** The push was refused because the repository has no such branch. */
+  | 'no-branch'
+  /** The push or `remoteUrl` named a remote the repository does not configure. */
+  | 'no-remote'
+  /** The remote refused the push (non-fast-forward, a protected branch, a server hook); it is never forced. */
+  | 'rejected'
   /** An argument failed validation before git was started. */
   | 'invalid'
   /**

@@ -1,17 +1,19 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { chooseBinary } from './binary';
-import { FETCH_CONFIG, checkInvocation, isHandoffBranchName, type Invocation } from './allowList';
-import { computeDirtyState, readOnlyReason, type DirtyState, type InProgress, type InProgressOperation } from './dirty';
+import { checkInvocation, type Invocation } from './allowList';
+import { computeDirtyState, type DirtyState, type InProgress, type InProgressOperation } from './dirty';
 import { GitGuardError, classifyGitFailure } from './errors';
-import { CALL_CONFIG, GLOBAL_OPTIONS, GUARD_GIT_ENV, gitEnvironment } from './hostileConfig';
+import { CALL_CONFIG, GLOBAL_OPTIONS, GUARD_GIT_ENV, gitEnvironment, transportFor, type Transport } from './hostileConfig';
 import { ceilingFor, explainNotARepo, isWithin, samePath, type ParentFolderRule } from './parents';
 import { realOrResolved } from '../realPath';
 import { parsePorcelainV2, type GitStatus } from './status';
 import { noUnsavedBuffers, unsavedInWorktree, type UnsavedBufferSource } from './unsaved';
-import { parseLog, parseTrailers, type CommitSummary, type Trailer } from './parse';
+import { parseHistory, parseLog, parseTrailers, type CommitSummary, type HistoryEntry, type Trailer } from './parse';
+import { pushBranch, remoteUrl, takeBranch, type GuardedRepository, type HandOffOptions, type HandOffResult, type HooksOption, type PushResult } from './shapedWrites';
+
+export type { HandOffOptions, HandOffResult, HooksOption, PushResult } from './shapedWrites';
 
 export interface GuardOptions {
   /**
@@ -44,22 +46,6 @@ export interface RepositoryOverview {
   readonly dirty: DirtyState;
 }
 
-export interface HandOffOptions {
-  /** Unsaved editor buffers; any inside the repository refuse the hand-off. */
-  readonly unsaved: UnsavedBufferSource;
-  /**
-   * An empty folder Candor owns, given to the fetch as `core.hooksPath` so
-   * that none of the repository's hooks runs. Default: a fresh temp folder,
-   * removed afterwards.
-   */
-  readonly emptyHooksDir?: string;
-}
-
-export interface HandOffResult {
-  readonly branch: string;
-  readonly commit: string;
-}
-
 /** How one repository's git processes are started. */
 interface GitSettings {
   readonly binary: string;
@@ -80,9 +66,11 @@ const MAX_LOG = 10_000;
 
 /**
  * The only way Candor reaches a workspace repository. Its methods read; the
- * one write is `takeBranch`, a ref-only fetch refused on a dirty workspace.
- * There is no raw or exec method: every call goes through `runGit`, which
- * checks the allow-list, and the simple-git instance never leaves this object.
+ * two writes are `takeBranch`, a ref-only fetch refused on a dirty
+ * workspace, and `pushBranch`, the push of one evolution branch, each in one
+ * shape (shapedWrites.ts). There is no raw or exec method: every call goes
+ * through `runGit`, which checks the allow-list, and the simple-git instance
+ * never leaves this object.
  */
 export class ReadOnlyGit {
   readonly #git: SimpleGit;
@@ -188,6 +176,23 @@ export class ReadOnlyGit {
     return parseLog(out);
   }
 
+  /**
+   * The newest `count` commits reachable from `rev`, each before its
+   * parents (`--topo-order`), with its parents and whole message; [] when
+   * `rev` names no commit (an unborn branch).
+   */
+  async history(rev: string, count: number): Promise<HistoryEntry[]> {
+    if (!Number.isInteger(count) || count < 1 || count > MAX_LOG) {
+      throw new GitGuardError('invalid', `history count must be an integer from 1 to ${MAX_LOG}, got ${count}`);
+    }
+    if ((await this.revParse(`${checkRev(rev)}^{commit}`)) === undefined) return [];
+    const out = await this.#run({
+      subcommand: 'log',
+      args: ['-z', '--topo-order', '--no-color', '--no-decorate', `--max-count=${count}`, '--format=%H%x1f%P%x1f%B', '--end-of-options', rev, '--'],
+    });
+    return parseHistory(out);
+  }
+
   /** `git show` of a revision: header, stat and patch. */
   async show(rev: string): Promise<string> {
     return this.#run({
@@ -244,71 +249,30 @@ export class ReadOnlyGit {
     return { status, inProgress, dirty };
   }
 
-  /**
-   * The one write: copy `refs/heads/<branch>` from the scratch clone at
-   * `fromRepoPath` into a new local branch of the same name. Ref-only: no
-   * checkout, HEAD, index and work tree untouched, no gc or maintenance.
-   * Refused (`dirty`) unless the workspace is clean, (`exists`) when the
-   * branch exists, (`invalid`) for a name outside `candor/…`.
-   */
-  async takeBranch(fromRepoPath: string, branch: string, options: HandOffOptions): Promise<HandOffResult> {
-    if (!isHandoffBranchName(branch)) {
-      throw new GitGuardError('invalid', `branch name ${JSON.stringify(branch)} is not candor/<lowercase letters, digits, - _ .>`);
-    }
-    if (!path.isAbsolute(fromRepoPath) || !isDirectory(fromRepoPath)) {
-      throw new GitGuardError('invalid', `the scratch clone ${JSON.stringify(fromRepoPath)} is not an absolute path to a folder`);
-    }
-    const state = await this.dirtyState(options.unsaved);
-    if (state.dirty) {
-      throw new GitGuardError('dirty', `refused to take ${branch}: ${readOnlyReason(state) ?? 'dirty working tree'}`);
-    }
-    const ref = `refs/heads/${branch}`;
-    if ((await this.revParse(ref)) !== undefined) {
-      throw new GitGuardError('exists', `refused to take ${branch}: a local branch of that name exists`);
-    }
-    const source = path.resolve(fromRepoPath);
-    await this.#refuseRedirectedSource(source);
-    const hooks = options.emptyHooksDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'candor-no-hooks-'));
-    try {
-      if (!path.isAbsolute(hooks) || !isEmptyDirectory(hooks)) {
-        throw new GitGuardError('invalid', `the hooks folder ${JSON.stringify(hooks)} is not an absolute path to an empty folder`);
-      }
-      // Its own process settings: `file` is the one transport, for this call only.
-      const transfer = makeGit(this.root, this.#settings, { ceiling: ceilingFor(this.root, 'never'), transfer: true });
-      await runGit(transfer, this.root, {
-        subcommand: 'fetch',
-        config: [...FETCH_CONFIG, `core.hooksPath=${hooks}`],
-        args: ['--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', source, `${ref}:${ref}`],
-      });
-    } finally {
-      if (options.emptyHooksDir === undefined) fs.rmSync(hooks, { recursive: true, force: true });
-    }
-    const commit = await this.revParse(ref);
-    if (commit === undefined) throw new GitGuardError('failed', `fetch reported success but ${branch} is missing`);
-    return { branch, commit };
+  /** The hand-off (shapedWrites.ts): `refs/heads/<branch>` of the scratch clone at `fromRepoPath`, fetched ref-only into a new local branch. */
+  takeBranch(fromRepoPath: string, branch: string, options: HandOffOptions): Promise<HandOffResult> {
+    return takeBranch(this.#guarded(), fromRepoPath, branch, options);
   }
 
-  /**
-   * The fetch must reach the scratch clone and nothing else: refused when an
-   * `insteadOf` rule rewrites its path (an `ext::` URL runs a command), or
-   * when the repository configures a remote named like the path (its
-   * `uploadpack`, `url` or `vcs` would apply; git ignores such names only
-   * when they start with `/`).
-   */
-  async #refuseRedirectedSource(source: string): Promise<void> {
-    const url = (await this.#run({ subcommand: 'ls-remote', args: ['--get-url', source] })).replace(/\r?\n$/, '');
-    if (url !== source) {
-      throw new GitGuardError('unsafe-config', `refused the hand-off: this repository's config rewrites ${source} to ${JSON.stringify(url)} (url.*.insteadOf)`);
-    }
-    const names = (await this.#run({ subcommand: 'config', args: ['-z', '--name-only', '--list'] })).split('\0');
-    const remote = names.find((name) => name.startsWith(`remote.${source}.`));
-    if (remote !== undefined) {
-      throw new GitGuardError('unsafe-config', `refused the hand-off: this repository's config sets ${remote} for the scratch clone's path`);
-    }
+  /** The push (shapedWrites.ts): `refs/heads/<branch>` to the same name on `remote`, no tags, no hooks, never forced. */
+  pushBranch(remote: string, branch: string, options: HooksOption = {}): Promise<PushResult> {
+    return pushBranch(this.#guarded(), remote, branch, options);
   }
 
+  /** Where a configured remote points, `insteadOf` rules expanded; never connects. */
+  remoteUrl(remote: string): Promise<string> {
+    return remoteUrl(this.#guarded(), remote);
+  }
+
+  #guarded(): GuardedRepository {
+    return { root: this.root, run: (invocation) => this.#run(invocation), dirtyState: (unsaved) => this.dirtyState(unsaved), revParse: (rev) => this.revParse(rev) };
+  }
+
+  /** Reads through the one instance made at open; the fetch and the push each get a process whose environment allows their transport. */
   #run(invocation: Invocation): Promise<string> {
-    return runGit(this.#git, this.root, invocation);
+    const transport = transportFor(invocation.subcommand);
+    const git = transport === 'none' ? this.#git : makeGit(this.root, this.#settings, { ceiling: ceilingFor(this.root, 'never'), transport });
+    return runGit(git, this.root, invocation);
   }
 
   #display(marker: string): string {
@@ -337,7 +301,7 @@ async function runGit(git: SimpleGit, where: string, invocation: Invocation): Pr
   }
 }
 
-function makeGit(baseDir: string, settings: GitSettings, call: { ceiling: string | undefined; transfer?: boolean }): SimpleGit {
+function makeGit(baseDir: string, settings: GitSettings, call: { ceiling: string | undefined; transport?: Transport }): SimpleGit {
   return simpleGit({
     baseDir,
     binary: settings.binary,
@@ -359,7 +323,7 @@ function makeGit(baseDir: string, settings: GitSettings, call: { ceiling: string
       // spaces (Program Files).
       allowUnsafeCustomBinary: true,
     },
-  }).env(gitEnvironment({ secrets: settings.secrets, ceiling: call.ceiling, transfer: call.transfer }));
+  }).env(gitEnvironment({ secrets: settings.secrets, ceiling: call.ceiling, transport: call.transport }));
 }
 
 function checkRev(rev: string): string {
@@ -371,14 +335,6 @@ function checkRev(rev: string): string {
 
 function lines(text: string): string[] {
   return text.split('\n').map((line) => line.replace(/\r$/, '')).filter((line) => line !== '');
-}
-
-function isEmptyDirectory(target: string): boolean {
-  try {
-    return fs.readdirSync(target).length === 0;
-  } catch {
-    return false;
-  }
 }
 
 function isDirectory(target: string): boolean {

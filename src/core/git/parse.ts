@@ -37,3 +37,21 @@ export function parseTrailers(output: string): Trailer[] {
   return trailers;
 }
 
+
+/** One commit of a history read: its parents (first parent first) and its whole message. */
+export interface HistoryEntry {
+  readonly sha: string;
+  readonly parents: readonly string[];
+  readonly message: string;
+}
+
+/** `log -z --format=%H%x1f%P%x1f%B`: a message may hold anything but NUL, so only the first two separators count. */
+export function parseHistory(output: string): HistoryEntry[] {
+  const entries: HistoryEntry[] = [];
+  for (const record of output.split('\0')) {
+    const [sha = '', parents = '', ...message] = record.replace(/^\n/, '').split('\x1f');
+    if (!/^[0-9a-f]{40,64}$/.test(sha)) continue;
+    entries.push({ sha, parents: parents.split(' ').filter((p) => p !== ''), message: message.join('\x1f') });
+  }
+  return entries;
+}

@@ -62,7 +62,8 @@ describe('evolution run: the whole loop on the agent repository, against a real 
     const runs = readRuns(dataDir);
     assert.equal(runs.length, 1);
     assert.deepEqual(runs[0], record);
-    for (const key of ['v', 'run', 'ts', 'ended', 'rants', 'outcome', 'reason', 'repository', 'branch', 'commit', 'diffstat', 'gate', 'sandbox']) assert.ok(key in record, key);
+    for (const key of ['v', 'run', 'ts', 'ended', 'rants', 'outcome', 'reason', 'repository', 'base', 'branch', 'commit', 'diffstat', 'gate', 'sandbox']) assert.ok(key in record, key);
+    assert.equal(record.base, 'main', 'the branch the run started on: the pull request\'s base');
     assert.equal(record.sandbox, 'bubblewrap');
     const decisions = readDecisions(dataDir);
     assert.equal(decisions[0]?.source, 'model', "the model's triage answer is used");
@@ -205,6 +206,23 @@ describe('evolution run: the whole loop on the agent repository, against a real 
     assert.equal(record.gate?.passed, false);
     assert.ok(!model.server.requests.slice(seen).some((q) => /scratch clone/.test(q.system)), 'the change phase never ran');
     assert.equal(scratchGit('branch', '--list', 'candor/*').trim(), '');
+  });
+
+  it('records the branch the run started on as base: its name, the same for a read-only run, null when HEAD is detached', async () => {
+    git(ws, 'checkout', '-q', '-b', 'release/2.x');
+    const onBranch = await runEvolution(baseOptions(ws, dataDir), new Printer().io);
+    assert.equal(onBranch.outcome, 'nothing-to-evolve', onBranch.reason);
+    assert.equal(onBranch.base, 'release/2.x');
+    write(ws, 'untracked.txt', 'dirty\n');
+    const readOnly = await runEvolution(baseOptions(ws, dataDir), new Printer().io);
+    assert.equal(readOnly.outcome, 'read-only');
+    assert.equal(readOnly.base, 'release/2.x');
+    fs.rmSync(path.join(ws, 'untracked.txt'));
+    git(ws, 'checkout', '-q', '--detach');
+    const detached = await runEvolution(baseOptions(ws, dataDir), new Printer().io);
+    assert.equal(detached.outcome, 'nothing-to-evolve', detached.reason);
+    assert.equal(detached.base, null);
+    assert.deepEqual(readRuns(dataDir).map((run) => run.base), ['release/2.x', 'release/2.x', null]);
   });
 
   it('every record line is readable after runs of each kind', async () => {

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { CALL_CONFIG, GLOBAL_OPTIONS, GUARD_GIT_ENV, gitEnvironment } from '../../../../src/core/git/hostileConfig';
+import { ALLOWED_SUBCOMMANDS } from '../../../../src/core/git/allowList';
+import { CALL_CONFIG, GLOBAL_OPTIONS, GUARD_GIT_ENV, gitEnvironment, transportFor } from '../../../../src/core/git/hostileConfig';
 
 const HOST: NodeJS.ProcessEnv = {
   PATH: '/usr/bin',
@@ -26,9 +27,13 @@ describe('the environment of a guarded git', () => {
     assert.equal(env.HOME, '/home/u');
   });
 
-  it('lets reads reach no transport at all, and the hand-off only file', () => {
+  it('lets reads reach no transport at all, the hand-off only file, and the push no command or remote helper', () => {
     assert.equal(gitEnvironment({ base: HOST }).GIT_ALLOW_PROTOCOL, '');
-    assert.equal(gitEnvironment({ base: HOST, transfer: true }).GIT_ALLOW_PROTOCOL, 'file');
+    assert.equal(gitEnvironment({ base: HOST, transport: 'file' }).GIT_ALLOW_PROTOCOL, 'file');
+    assert.equal(gitEnvironment({ base: HOST, transport: 'push' }).GIT_ALLOW_PROTOCOL, 'file:http:https:ssh', 'no ext::, fd:: or remote helper');
+    assert.equal(transportFor('fetch'), 'file');
+    assert.equal(transportFor('push'), 'push');
+    for (const read of ALLOWED_SUBCOMMANDS.filter((name) => name !== 'fetch' && name !== 'push')) assert.equal(transportFor(read), 'none', read);
     assert.equal(gitEnvironment({ base: HOST }).GIT_NO_LAZY_FETCH, '1');
     assert.equal(gitEnvironment({ base: HOST }).GIT_TERMINAL_PROMPT, '0');
     assert.equal(gitEnvironment({ base: HOST }).GIT_OPTIONAL_LOCKS, '0');
@@ -40,7 +45,7 @@ describe('the environment of a guarded git', () => {
   });
 
   it('every GIT_* it sets is one simple-git is told to let through', () => {
-    const env = gitEnvironment({ base: HOST, ceiling: '/x', transfer: true });
+    const env = gitEnvironment({ base: HOST, ceiling: '/x', transport: 'push' });
     const own = Object.keys(env).filter((key) => key.startsWith('GIT_'));
     assert.deepEqual(own.sort(), [...GUARD_GIT_ENV].sort());
   });

@@ -10,17 +10,18 @@ import { sourcesUnder, stripComments } from '../../../helpers/sources';
  * pattern finds what it looks for, so none passes by reading nothing.
  */
 const GUARD = 'src/core/git/guard.ts';
-/** The writing verbs the guard never runs, in any shape (fetch and config it runs in one shape each). */
+const SHAPED_WRITES_FILE = 'src/core/git/shapedWrites.ts';
+/** The writing verbs the guard never runs, in any shape (fetch, push and config it runs in one shape each). */
 const FORBIDDEN = WRITING_VERBS.filter((verb) => !(ALLOWED_SUBCOMMANDS as readonly string[]).includes(verb));
 
 /** Literals that start with a writing verb's word and run nothing: each says why, and each must still be found. */
 const NOT_COMMANDS: ReadonlyArray<{ readonly file: string; readonly literal: RegExp; readonly why: string }> = [
   { file: 'src/core/git/gitDirs.ts', literal: /^worktree$/, why: 'the key core.worktree, read from the config file' },
-  { file: GUARD, literal: /^branch name \$\{/, why: 'the message that refuses a branch name' },
+  { file: SHAPED_WRITES_FILE, literal: /^branch name \$\{/, why: 'the message that refuses a branch name' },
 ];
 
 function sources(): Array<{ file: string; code: string }> {
-  return sourcesUnder('src/core/git', [GUARD, 'src/core/git/allowList.ts', 'src/core/git/hostileConfig.ts'])
+  return sourcesUnder('src/core/git', [GUARD, SHAPED_WRITES_FILE, 'src/core/git/allowList.ts', 'src/core/git/hostileConfig.ts'])
     .map(({ file, code }) => ({ file, code: stripComments(code) }));
 }
 
@@ -34,8 +35,9 @@ function stringLiterals(code: string): string[] {
 describe('git guard source', () => {
   it('contains no forbidden word as a command in any string literal', () => {
     const all = sources();
-    const guardLiterals = stringLiterals(all.find((s) => s.file === GUARD)?.code ?? '');
-    for (const seen of ['status', 'fetch']) assert.ok(guardLiterals.includes(seen), `the literal scan finds '${seen}' in guard.ts`);
+    const literalsOf = (file: string): string[] => stringLiterals(all.find((s) => s.file === file)?.code ?? '');
+    assert.ok(literalsOf(GUARD).includes('status'), "the literal scan finds 'status' in guard.ts");
+    for (const seen of ['fetch', 'push']) assert.ok(literalsOf(SHAPED_WRITES_FILE).includes(seen), `the literal scan finds '${seen}' in shapedWrites.ts`);
     assert.ok(FORBIDDEN.length >= 100 && FORBIDDEN.includes('stash'), `${FORBIDDEN.length} forbidden verbs`);
     const offences: string[] = [];
     const excused = new Set<string>();
@@ -57,11 +59,11 @@ describe('git guard source', () => {
     for (const { code } of sources()) {
       for (const match of code.matchAll(/subcommand:\s*'([^']+)'/g)) invoked.add(match[1] ?? '');
     }
-    assert.ok(invoked.size >= 8, `found ${[...invoked].join(', ')}`);
+    assert.ok(invoked.size >= 8 && invoked.has('push') && invoked.has('fetch'), `found ${[...invoked].join(', ')}`);
     for (const name of invoked) {
       assert.ok((ALLOWED_SUBCOMMANDS as readonly string[]).includes(name), `${name} is not on the allow-list`);
       assert.ok(!FORBIDDEN.includes(name), name);
-      if (WRITING_VERBS.includes(name)) assert.ok(['fetch', 'config'].includes(name), `${name} writes`);
+      if (WRITING_VERBS.includes(name)) assert.ok(['fetch', 'push', 'config'].includes(name), `${name} writes`);
     }
   });
 
@@ -86,17 +88,20 @@ describe('git guard source', () => {
     assert.deepEqual([...called], ['raw']);
   });
 
-  it('offers reads and the one hand-off, and no raw, exec or instance accessor', () => {
+  it('offers reads, the hand-off and the push, and no raw, exec or instance accessor', () => {
     const methods = Object.getOwnPropertyNames(ReadOnlyGit.prototype).filter((name) => name !== 'constructor').sort();
     assert.deepEqual(methods, [
       'diffStaged',
       'diffUnstaged',
       'dirtyState',
       'headCommit',
+      'history',
       'ignoredAmong',
       'inProgress',
       'log',
       'overview',
+      'pushBranch',
+      'remoteUrl',
       'revParse',
       'show',
       'status',

@@ -21,6 +21,14 @@ const HANDOFF = [
   '-c', 'credential.helper=', '-c', 'core.hooksPath=/tmp/candor-no-hooks-x',
   'fetch', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '/tmp/scratch', 'refs/heads/candor/rant-01h:refs/heads/candor/rant-01h',
 ];
+const REF = 'refs/heads/candor/rant-01h';
+const HOOKS = 'core.hooksPath=/tmp/candor-no-hooks-x';
+/** The push exactly as the guard runs it (as the spy logs it). */
+const PUSH = [
+  '-c', 'core.fsmonitor=false', '-c', 'core.quotePath=false', '-c', 'color.ui=false', '-c', 'log.showSignature=false', '--no-pager',
+  '-c', 'push.followTags=false', '-c', 'push.recurseSubmodules=no', '-c', HOOKS,
+  'push', '--no-follow-tags', '--recurse-submodules=no', 'origin', `${REF}:${REF}`,
+];
 const judged = (argv: readonly string[]): string | undefined => writeProblem(parseCall('/repo', argv));
 const replaced = (from: string, to: string | readonly string[]): string[] =>
   HANDOFF.flatMap((word) => (word === from ? (typeof to === 'string' ? [to] : [...to]) : [word]));
@@ -53,10 +61,10 @@ describe("git spy: the list of writing verbs", () => {
     ]) assert.ok(judged(argv) !== undefined, argv.join(' '));
   });
 
-  it("shares with the guard's allowed subcommands only verbs whose shape the spy checks: the hand-off fetch, and config's reads", () => {
+  it("shares with the guard's allowed subcommands only verbs whose shape the spy checks: the hand-off fetch, the push, and config's reads", () => {
     const shared = ALLOWED_SUBCOMMANDS.filter((verb) => WRITING_VERBS.includes(verb)).sort();
-    assert.deepEqual(shared, ['config', 'fetch']);
-    assert.ok(SHAPED_WRITES.fetch !== undefined, 'fetch is a shaped write');
+    assert.deepEqual(shared, ['config', 'fetch', 'push']);
+    assert.deepEqual(Object.keys(SHAPED_WRITES).sort(), ['fetch', 'push'], 'fetch and push are the shaped writes');
     assert.equal(judged(['--no-pager', 'config', '-z', '--name-only', '--list']), undefined, "the guard's config call lists names: a read");
     for (const verb of ALLOWED_SUBCOMMANDS.filter((name) => !WRITING_VERBS.includes(name))) assert.equal(GIT_COMMANDS[verb], 'reads', verb);
   });
@@ -85,6 +93,40 @@ describe("git spy: the list of writing verbs", () => {
       'outside candor/': replaced('refs/heads/candor/rant-01h:refs/heads/candor/rant-01h', 'refs/heads/main:refs/heads/main'),
       'two refspecs': [...HANDOFF, 'refs/heads/candor/y:refs/heads/candor/y'],
       'no refspec': HANDOFF.slice(0, -1),
+    };
+    for (const [what, argv] of Object.entries(others)) assert.ok(judged(argv) !== undefined, `${what}: ${argv.join(' ')}`);
+  });
+
+  it('passes a push of exactly the guard\'s shape, and fails every other push', () => {
+    assert.equal(judged(PUSH), undefined);
+    const push = (edit: (words: string[]) => string[]): string[] => edit([...PUSH]);
+    const at = (word: string): number => PUSH.indexOf(word);
+    const others: Record<string, string[]> = {
+      'a plain push': ['push'],
+      'a push of the current branch': ['push', 'origin'],
+      '--force': push((w) => [...w.slice(0, at('push') + 1), '--force', ...w.slice(at('push') + 1)]),
+      '-f': push((w) => [...w, '-f']),
+      '--force-with-lease': push((w) => [...w.slice(0, at('origin')), '--force-with-lease', ...w.slice(at('origin'))]),
+      '+refspec': push((w) => [...w.slice(0, -1), `+${REF}:${REF}`]),
+      'a tag ref': push((w) => [...w.slice(0, -1), 'refs/tags/v1:refs/tags/v1']),
+      'two refspecs': push((w) => [...w, 'refs/heads/candor/y:refs/heads/candor/y']),
+      'a non-candor branch': push((w) => [...w.slice(0, -1), 'refs/heads/main:refs/heads/main']),
+      'a different src:dst': push((w) => [...w.slice(0, -1), `${REF}:refs/heads/candor/other`]),
+      '--mirror': push((w) => [...w.slice(0, at('push') + 1), '--mirror', ...w.slice(at('push') + 1)]),
+      '--all': push((w) => [...w.slice(0, -1), '--all']),
+      '--delete': push((w) => [...w.slice(0, at('origin')), '--delete', ...w.slice(at('origin'))]),
+      '--tags': push((w) => [...w.slice(0, at('origin')), '--tags', ...w.slice(at('origin'))]),
+      'without --no-follow-tags': push((w) => w.filter((x) => x !== '--no-follow-tags')),
+      'with submodules': push((w) => w.map((x) => (x === '--recurse-submodules=no' ? '--recurse-submodules=on-demand' : x))),
+      'missing hooksPath': push((w) => w.filter((x, i) => x !== HOOKS && w[i + 1] !== HOOKS)),
+      'two hooks folders': push((w) => [...w.slice(0, at('push')), '-c', 'core.hooksPath=/b', ...w.slice(at('push'))]),
+      'push.followTags=true': push((w) => w.map((x) => (x === 'push.followTags=false' ? 'push.followTags=true' : x))),
+      'without push.recurseSubmodules=no': push((w) => w.filter((x, i) => x !== 'push.recurseSubmodules=no' && w[i + 1] !== 'push.recurseSubmodules=no')),
+      'an extra -c': push((w) => [...w.slice(0, at('push')), '-c', 'protocol.allow=always', ...w.slice(at('push'))]),
+      'a credential.helper override': push((w) => [...w.slice(0, at('push')), '-c', 'credential.helper=', ...w.slice(at('push'))]),
+      'to a URL': push((w) => w.map((x) => (x === 'origin' ? 'https://github.com/o/r.git' : x))),
+      'to a path': push((w) => w.map((x) => (x === 'origin' ? '/tmp/remote.git' : x))),
+      'with --receive-pack': push((w) => [...w.slice(0, at('origin')), '--receive-pack=touch /tmp/x', ...w.slice(at('origin'))]),
     };
     for (const [what, argv] of Object.entries(others)) assert.ok(judged(argv) !== undefined, `${what}: ${argv.join(' ')}`);
   });
