@@ -1,6 +1,8 @@
 import type { HistoryEntry, ReadOnlyGit } from '../git';
 import type { CiCulprit, CiCulpritResult, HistoryCommit } from '../github/ciHistory';
-import { candorCommitOf, revertedIn, MAX_FIRST_PARENTS, type CandorCommit } from './rollback';
+import { candorCommitOf, prepareRevert, rantsOf, revertedIn, MAX_FIRST_PARENTS, type CandorCommit } from './rollback';
+import type { Ending } from './ending';
+import type { Scratch, ScratchGitOptions } from './scratchGit';
 
 /**
  * Rollback that knows CI (docs/architecture.md, "Evolution"): the culprit is
@@ -113,4 +115,33 @@ export function ciHistoryOf(entries: readonly HistoryEntry[]): CiHistory {
     return { sha, parent: entry.parents[0] ?? null, candor };
   });
   return { chain, isReverted: revertedIn(entries.map((e) => e.message)) };
+}
+
+/**
+ * A run's answer to CI's culprit (docs/architecture.md, "Evolution"): the
+ * revert of its Candor changes on HEAD, prepared in the scratch clone and
+ * shipped like the local gate's rollback, but not gated locally (a
+ * CI-only failure passes the local gate): its own pull request's CI
+ * verifies it. Undefined when there is nothing to revert.
+ */
+export async function revertForCi(repo: ReadOnlyGit, scratch: Scratch, head: string, found: CiCulpritResult, options: ScratchGitOptions & { readonly print: (line: string) => void }): Promise<Ending | undefined> {
+  const target = await ciRollbackTarget(repo, found);
+  if (target.kind === 'nothing') {
+    options.print(target.reason);
+    return undefined;
+  }
+  if (target.kind === 'refused') return { outcome: 'error', reason: target.reason };
+  const short = target.culprit.sha.slice(0, 12);
+  const why = `CI failed on ${short}${target.culprit.ci.url ? `: ${target.culprit.ci.url}` : ''}`;
+  options.print(`${why}, after its parent passed: reverting ${target.commits.length} Candor change(s) it brought in`);
+  const prepared = await prepareRevert(scratch, { head, reverted: target.commits, why, failing: 'CI' }, options);
+  if (prepared.kind === 'conflict') return { outcome: 'error', reason: `${why}; reverting ${prepared.commit.sha.slice(0, 12)} conflicts with later work (${prepared.detail}); nothing is prepared` };
+  const list = prepared.reverted.map((c) => c.sha.slice(0, 12)).join(', ');
+  return {
+    outcome: 'revert-prepared',
+    rants: rantsOf(prepared.reverted),
+    reason: `${why}; a revert of ${list} is ready on ${prepared.shipped.branch}, not gated locally (CI's failure passes the local gate): open its pull request, whose CI verifies it`,
+    branch: prepared.shipped.branch,
+    commit: prepared.shipped.commit,
+  };
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../log';
 import type { ChatModel, TextModel } from '../provider/chatModel';
 import type { DetectOptions, SandboxMode } from './sandbox';
 import type { EvolutionLimits } from '../settings/resolve';
+import type { CiCulpritResult } from '../github/ciHistory';
 
 export type { EvolutionLimits };
 
@@ -37,6 +38,12 @@ export interface EvolutionOptions {
   readonly limits?: EvolutionLimits;
   /** Each gate command's timeout. */
   readonly timeoutMs: number;
+  /**
+   * CI's culprit on the default branch, read from the GitHub API by the
+   * caller when the run starts (src/core/github/ciHistory.ts): a Candor
+   * change whose CI failed while its parent's passed is reverted first.
+   */
+  readonly ciCulprit?: CiCulpritResult;
   /** The model of the change phase (and of triage unless `triageModel` is given). Undefined: triage by rules, no change. */
   readonly model?: ChatModel;
   readonly triageModel?: TextModel;

@@ -32,6 +32,7 @@ import { errorMessage } from '../errorMessage';
 import { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions, type EvolutionPhase } from './options';
 import { failureEnding, gateSummary, triageLine, type Ending } from './ending';
 import { firstLine } from '../text';
+import { revertForCi } from './ciRollback';
 
 export { REPOSITORY_HINT, type EvolutionIO, type EvolutionOptions };
 
@@ -145,6 +146,11 @@ class EvolutionRun {
     this.io.print(`${prepared.cloned ? 'cloned' : prepared.fetched ? 'refreshed' : 'reused'} ${prepared.scratch.dir}`);
     this.io.print(`at the agent repository's HEAD ${head.slice(0, 12)} — committed work only: uncommitted work is not included`);
 
+    if (o.ciCulprit !== undefined) {
+      this.#enter('revert');
+      const reverted = await revertForCi(repo, prepared.scratch, head, o.ciCulprit, { secrets: this.#secrets, signal: o.signal, print: (line) => this.io.print(line) });
+      if (reverted !== undefined) return reverted;
+    }
     const headEnding = await this.#checkHead(prepared.scratch, head, picked, paths.gated);
     if (headEnding !== undefined) return headEnding;
     if (picked === undefined) return { outcome: 'nothing-to-evolve', reason: 'no agent-code rant to act on' };

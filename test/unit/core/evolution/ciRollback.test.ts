@@ -8,7 +8,9 @@ import { ciRollbackTarget, culpritInput, readCiHistory, type CiRollbackTarget } 
 import { prepareRevert } from '../../../../src/core/evolution/rollback';
 import { prepareScratch } from '../../../../src/core/evolution/scratch';
 import { useFakeGitHub } from '../github/setup';
-import { git, removeTempDirs, tempDir, workspaceRepo, write } from './helpers';
+import { runEvolution } from '../../../../src/core/evolution/pipeline';
+import { readRuns } from '../../../../src/core/evolution/record';
+import { Printer, baseOptions, git, removeTempDirs, tempDir, workspaceRepo, write } from './helpers';
 
 const RANT_A = '01aaaaaaaaaaaaaaaaaaaaaaaa';
 const RANT_B = '01bbbbbbbbbbbbbbbbbbbbbbbb';
@@ -65,6 +67,38 @@ describe('rollback from CI history', function () {
     assert.match(git(scratch.dir, 'log', '-1', '--format=%B', revert), new RegExp(`HEAD ${after.slice(0, 12)} fails CI \\(CI failed: `));
     assert.equal(git(scratch.dir, 'ls-tree', '--name-only', revert).split('\n').includes('platform.js'), false, 'the change is undone');
     assert.equal(git(scratch.dir, 'show', `${revert}:NOTES.md`), 'human work\n', 'the human work after it stays');
+  });
+
+  it('an evolution run given CI\'s culprit prepares its revert first, without the local gate, and records revert-prepared', async () => {
+    const base = head();
+    const broke = candor({ 'platform.js': "module.exports = 'only fails on CI';\n" }, RANT_A);
+    ci({ [broke]: 'failure', [base]: 'success' });
+    const guard = await ReadOnlyGit.open(agent);
+    const found = await ciCulprit(gh.client(), { owner: 'alice', repo: 'agent', defaultBranch: 'main', commits: culpritInput(await readCiHistory(guard)) });
+    const dataDir = tempDir('candor-data-');
+    const printer = new Printer();
+    // A test command that always fails: had the local gate run, the record would carry its failure.
+    const record = await runEvolution(baseOptions(agent, dataDir, { ciCulprit: found, testCommand: 'exit 1' }), printer.io);
+    assert.equal(record.outcome, 'revert-prepared', `${record.reason}\n${printer.text()}`);
+    assert.deepEqual(record.rants, [RANT_A]);
+    assert.match(record.reason, /not gated locally/);
+    assert.equal(record.gate, null, 'no gate ran');
+    assert.match(git(agent, 'rev-parse', '--abbrev-ref', 'HEAD'), /main|master/, 'the agent repository is untouched');
+    assert.equal(readRuns(dataDir).at(-1)?.branch, record.branch);
+  });
+
+  it('an evolution run given a culprit its HEAD lacks says "pull the default branch first" and changes nothing', async () => {
+    const other = tempDir('candor-ahead-');
+    git(other, 'clone', '-q', agent, 'ahead');
+    const ahead = `${other}/ahead`;
+    const broke = candor({ 'platform.js': 'x\n' }, RANT_B, ahead);
+    ci({ [broke]: 'failure', [git(ahead, 'rev-parse', 'HEAD~1').trim()]: 'success' });
+    const found = await ciCulprit(gh.client(), { owner: 'alice', repo: 'agent', defaultBranch: 'main', commits: culpritInput(await readCiHistory(await ReadOnlyGit.open(ahead))) });
+    const dataDir = tempDir('candor-data-');
+    const record = await runEvolution(baseOptions(agent, dataDir, { ciCulprit: found }), new Printer().io);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.reason, /pull the default branch first/);
+    assert.equal(record.branch, null);
   });
 
   it('a pull request merged with a merge commit: the culprit is the merge, the revert undoes the Candor commit it brought in', async () => {
