@@ -12,6 +12,7 @@ import { resolveCliModel, UsageError, type CliModel } from './model';
 import { errorMessage } from '../core/errorMessage';
 import { ensureDataDir, isDataDirError } from '../core/settings/dataDirRules';
 import type { CliStream } from './output';
+import { ciAtStart } from './github';
 import { isKindError } from '../core/kindError';
 
 /** The `candor.evolution.*` settings with nothing set: the manifest's defaults, through the extension's own resolver. */
@@ -23,7 +24,10 @@ export const EVOLVE_USAGE = `  candor evolve --data-dir DIR [--repository AGENT_
                 [--setup-command CMD] [--base-url URL] [--model M] [--scenario FILE]
                 [--max-changed-lines N] [--max-changed-files N] [--max-changed-bytes N]
                 [--timeout-seconds N] [--sandbox required|off] [--no-rerun] [--env NAME]…
-                (without --repository: triage and routing only, no code change anywhere)
+                [--github-api URL] [--remote NAME]
+                (without --repository: triage and routing only, no code change anywhere;
+                 with GITHUB_TOKEN set, CI is read first: of earlier runs' pull requests, and
+                 of the default branch, whose culprit the run reverts)
   candor take BRANCH --repository AGENT_REPO --data-dir DIR`;
 
 /**
@@ -56,6 +60,8 @@ export async function evolve(args: string[], out: CliStream): Promise<number> {
   process.once('SIGINT', onSigint);
   try {
     const dataDir = requireDataDir(values['data-dir'], values.repository);
+    const github = { dataDir, remote: values.remote ?? SETTINGS.pullRequests.remote, ...(values['github-api'] !== undefined ? { apiUrl: values['github-api'] } : {}), secrets: environmentSecrets(), out };
+    const ciCulprit = values.repository !== undefined ? await ciAtStart({ ...github, repository: path.resolve(values.repository) }) : undefined;
     const apiKey = process.env.OPENAI_API_KEY ?? '';
     resolved = await resolveCliModel({ baseUrl: values['base-url'], model: values.model, scenario: values.scenario }, apiKey);
     if (resolved.offline) out.line(`provider: ${resolved.offline}`);
@@ -74,6 +80,7 @@ export async function evolve(args: string[], out: CliStream): Promise<number> {
         environment: values.env ?? [],
         limits: SETTINGS.limits,
         timeoutMs: positiveInt(values['timeout-seconds'], TIMEOUT_SECONDS, '--timeout-seconds') * 1000,
+        ...(ciCulprit !== undefined ? { ciCulprit } : {}),
         model: resolved.model,
         unsaved: noUnsavedBuffers,
         // The key and every credential-looking variable of the environment: kept out of output, records, commits and commands.
@@ -125,6 +132,8 @@ function parseEvolveArgs(args: string[]) {
       'timeout-seconds': { type: 'string' },
       repository: { type: 'string' },
       sandbox: { type: 'string' },
+      'github-api': { type: 'string' },
+      remote: { type: 'string' },
     },
   });
 }
@@ -160,7 +169,7 @@ export async function take(args: string[]): Promise<number> {
 }
 
 /** An unknown option or a missing value, as node:util's parseArgs reports it. */
-function isParseArgsError(err: unknown): err is Error {
+export function isParseArgsError(err: unknown): err is Error {
   return err instanceof Error && String((err as { code?: unknown }).code ?? '').startsWith('ERR_PARSE_ARGS');
 }
 
@@ -174,7 +183,7 @@ function bundledReadme(): string | undefined {
 }
 
 /** The data folder, checked by the same rules as `candor.dataDir` and created 0700 when missing. */
-function requireDataDir(value: string | undefined, repository?: string): string {
+export function requireDataDir(value: string | undefined, repository?: string): string {
   const dataDir = value ?? process.env.CANDOR_DATA_DIR;
   if (!dataDir) throw new UsageError('--data-dir (or CANDOR_DATA_DIR) is required: the folder Candor keeps its data in');
   const guarded = repository !== undefined ? [{ label: "the agent's repository (--repository)", path: path.resolve(repository) }] : [];

@@ -4,6 +4,7 @@ import { saveRant, EmptyRantError } from '../core/rants';
 import { environmentSecrets } from '../core/redact';
 import { evolve, take, EVOLVE_USAGE } from './evolve';
 import { runPromptEvolutionCli, PROMPT_EVOLVE_USAGE } from './promptEvolve';
+import { pr, PR_USAGE } from './pr';
 import { errorMessage } from '../core/errorMessage';
 import { exitWhenWritten, processStreams, type CliStreams } from './output';
 import { isKindError } from '../core/kindError';
@@ -13,11 +14,13 @@ import { isKindError } from '../core/kindError';
  *   node dist/cli.js rant "text" --data-dir DIR [--project NAME]
  *   node dist/cli.js evolve [--repository AGENT_REPO] --data-dir DIR [flags mirroring candor.evolution.*]
  *   node dist/cli.js take candor/rant-<id> --repository AGENT_REPO --data-dir DIR
+ *   node dist/cli.js pr candor/rant-<id> --repository AGENT_REPO --data-dir DIR [--remote NAME] [--github-api URL] [--yes] [--wait]
  *   node dist/cli.js prompt-evolve --workspace DIR --data-dir DIR [flags mirroring candor.promptEvolution.*]
  */
 const USAGE = `usage:
   candor rant "what went wrong" --data-dir DIR [--project NAME]
 ${EVOLVE_USAGE}
+${PR_USAGE}
 ${PROMPT_EVOLVE_USAGE}`;
 
 /** Runs one command; what it prints goes to `streams` (the process's own, redacted and queued). */
@@ -30,6 +33,8 @@ export async function main(argv: string[], streams: CliStreams): Promise<number>
       return evolve(rest, streams.stdout);
     case 'take':
       return take(rest);
+    case 'pr':
+      return pr(rest, streams.stdout);
     case 'prompt-evolve':
       return runPromptEvolutionCli(rest);
     case undefined:

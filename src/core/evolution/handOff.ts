@@ -12,7 +12,7 @@ export async function handOff(dataDir: string, repository: string, branch: strin
   const repo = await openWorkspaceRepo(repository, guardOptions);
   const scratch: Scratch = { dataDir, dir: repoPaths(dataDir, repo.root).scratch };
   try {
-    await scratchGit(scratch, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]);
+    await scratchGit(scratch, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { secrets: guardOptions.secrets });
   } catch {
     throw new EvolutionError('no-branch', `the scratch clone has no branch ${branch}`);
   }
@@ -25,7 +25,7 @@ export async function branchDiff(dataDir: string, repository: string, branch: st
   const repo = await openWorkspaceRepo(repository, guardOptions);
   const scratch: Scratch = { dataDir, dir: repoPaths(dataDir, repo.root).scratch };
   try {
-    return await scratchGit(scratch, ['show', '--stat', '--patch', '--format=fuller', '--no-color', '--no-ext-diff', '--no-textconv', `refs/heads/${branch}`]);
+    return await scratchGit(scratch, ['show', '--stat', '--patch', '--format=fuller', '--no-color', '--no-ext-diff', '--no-textconv', `refs/heads/${branch}`], { secrets: guardOptions.secrets });
   } catch {
     throw new EvolutionError('no-branch', `the scratch clone has no branch ${branch}`);
   }

@@ -4,3 +4,14 @@ export { rantStatuses, dismissRant } from './triage';
 export { branchDiff, handOff } from './handOff';
 export { readRuns } from './record';
 export { type SandboxMode } from './sandbox';
+export {
+  followRecordedCi,
+  isPullRequestRefusal,
+  openPullRequestRuns,
+  previewPullRequest,
+  pushAndOpen,
+  readCiCulprit,
+  readOpenPullRequestsCi,
+  type PullRequestContext,
+  type PullRequestPreview,
+} from './pullRequestFlow';

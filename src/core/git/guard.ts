@@ -11,7 +11,7 @@ import { realOrResolved } from '../realPath';
 import { parsePorcelainV2, type GitStatus } from './status';
 import { noUnsavedBuffers, unsavedInWorktree, type UnsavedBufferSource } from './unsaved';
 import { parseHistory, parseLog, parseTrailers, type CommitSummary, type HistoryEntry, type Trailer } from './parse';
-import { pushBranch, remoteUrl, takeBranch, type GuardedRepository, type HandOffOptions, type HandOffResult, type HooksOption, type PushResult } from './shapedWrites';
+import { pushBranch, pushRedirects, remoteUrl, takeBranch, type GuardedRepository, type HandOffOptions, type HandOffResult, type HooksOption, type PushResult } from './shapedWrites';
 
 export type { HandOffOptions, HandOffResult, HooksOption, PushResult } from './shapedWrites';
 
@@ -262,6 +262,11 @@ export class ReadOnlyGit {
   /** Where a configured remote points, `insteadOf` rules expanded; never connects. */
   remoteUrl(remote: string): Promise<string> {
     return remoteUrl(this.#guarded(), remote);
+  }
+
+  /** The config names that send `remote`'s pushes elsewhere than `remoteUrl` (a `pushurl`, `pushInsteadOf` rules). */
+  pushRedirects(remote: string): Promise<string[]> {
+    return pushRedirects(this.#guarded(), remote);
   }
 
   #guarded(): GuardedRepository {

@@ -133,6 +133,16 @@ async function configNames(repo: GuardedRepository): Promise<string[]> {
   return (await repo.run({ subcommand: 'config', args: ['-z', '--name-only', '--list'] })).split('\0');
 }
 
+/**
+ * The settings that send `remote`'s pushes somewhere other than the URL
+ * `remoteUrl` shows: its `pushurl`, and every `url.<base>.pushInsteadOf`.
+ * Names only (their values may hold credentials): a preview says that the
+ * push goes elsewhere, and which setting says where.
+ */
+export async function pushRedirects(repo: GuardedRepository, remote: string): Promise<string[]> {
+  return (await configNames(repo)).filter((name) => name === `remote.${remote}.pushurl` || (name.startsWith('url.') && name.endsWith('.pushinsteadof')));
+}
+
 /** The name is a remote's, never a path or URL, and the repository configures it (git prints the section and key in lowercase, the name as written). */
 async function checkRemote(repo: GuardedRepository, remote: string): Promise<void> {
   if (typeof remote !== 'string' || !isRemoteName(remote)) {

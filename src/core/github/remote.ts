@@ -70,14 +70,9 @@ export function isGitHubHost(host: string): boolean {
 /**
  * The API URL for a remote's host: `candor.github.apiUrl` when it is set
  * (and sound, see checkApiUrl), else `https://api.github.com` for
- * github.com; any other host has none without the setting.
+ * github.com; for any other host, the reason there is none (the
+ * `not-github` error's words).
  */
-export function apiUrlFor(host: string, configured?: string): string | undefined {
-  const resolved = resolveApiUrl(host, configured);
-  return 'apiUrl' in resolved ? resolved.apiUrl : undefined;
-}
-
-/** apiUrlFor, with the reason when there is no API URL: the `not-github` error's words. */
 export function resolveApiUrl(host: string, configured?: string): { readonly apiUrl: string } | { readonly reason: string } {
   if (configured !== undefined && configured.trim() !== '') return checkApiUrl(configured.trim());
   if (isGitHubHost(host)) return { apiUrl: GITHUB_API_URL };

@@ -50,6 +50,9 @@ export const USER_ONLY_SETTINGS: readonly string[] = [
   'evolution.limits.fileSizeMiB',
   'evolution.limits.diskMiB',
   'evolution.repository',
+  'evolution.remote',
+  'github.apiUrl',
+  'github.baseRepository',
   'git.openRepositoryInParentFolders',
 ];
 
@@ -95,11 +98,23 @@ export interface CandorSettings {
   readonly rerunFailedGate: boolean;
   readonly limits: EvolutionLimits;
   readonly repository: string;
+  /** Open Pull Request: where the branch is pushed, which API opens the pull request, and how long its CI is followed. */
+  readonly pullRequests: PullRequestSettings;
   readonly openRepositoryInParentFolders: ParentFolders;
   /** `candor.localServers`, with `sendKey` from the user's own settings only (see `localServersOf`). */
   readonly localServers: readonly LocalServer[];
   /** Workspace URLs that wait for the user's confirmation (nothing is sent there meanwhile). */
   readonly pendingUrls: readonly string[];
+}
+
+/** `candor.evolution.remote`, `candor.github.*` (all user settings only) and `candor.evolution.ciTimeoutMinutes`. */
+export interface PullRequestSettings {
+  readonly remote: string;
+  /** Empty: derived from the remote (github.com only). */
+  readonly apiUrl: string;
+  /** `owner/repo`; empty: the remote's repository, or its parent for a fork. */
+  readonly baseRepository: string;
+  readonly ciTimeoutMinutes: number;
 }
 
 /** `candor.evolution.limits.*`: what one evolution command may consume. */
@@ -214,7 +229,7 @@ function modelsOf(inspect: Inspect, trusted: boolean, urls: UrlState): ModelChoi
 
 type EvolutionSettings = Pick<CandorSettings,
   | 'testCommand' | 'buildCommand' | 'setupCommand' | 'maxChangedLines' | 'maxChangedFiles' | 'intervalMinutes' | 'sandbox' | 'sandboxUid'
-  | 'evolutionEnvironment' | 'maxChangedBytes' | 'rerunFailedGate' | 'limits' | 'repository'>;
+  | 'evolutionEnvironment' | 'maxChangedBytes' | 'rerunFailedGate' | 'limits' | 'repository' | 'pullRequests'>;
 
 function evolutionOf(read: SettingReader): EvolutionSettings {
   return {
@@ -236,6 +251,12 @@ function evolutionOf(read: SettingReader): EvolutionSettings {
       diskMiB: Math.floor(read.atLeast('evolution.limits.diskMiB', 16)),
     },
     repository: read.str('evolution.repository'),
+    pullRequests: {
+      remote: read.str('evolution.remote') || 'origin',
+      apiUrl: read.str('github.apiUrl'),
+      baseRepository: read.str('github.baseRepository'),
+      ciTimeoutMinutes: read.atLeast('evolution.ciTimeoutMinutes', 1),
+    },
   };
 }
 

@@ -101,6 +101,7 @@ describe('git guard source', () => {
       'log',
       'overview',
       'pushBranch',
+      'pushRedirects',
       'remoteUrl',
       'revParse',
       'show',

@@ -1,7 +1,12 @@
 import * as assert from 'node:assert/strict';
 import { isKindError } from '../../../../src/core/kindError';
 import { GitHubError } from '../../../../src/core/github/errors';
-import { apiUrlFor, checkApiUrl, isGitHubHost, parseGitHubRemote, requireApiUrl, resolveApiUrl } from '../../../../src/core/github/remote';
+import { checkApiUrl, isGitHubHost, parseGitHubRemote, requireApiUrl, resolveApiUrl } from '../../../../src/core/github/remote';
+
+const apiUrlOf = (host: string, configured?: string): string | undefined => {
+  const resolved = resolveApiUrl(host, configured);
+  return 'apiUrl' in resolved ? resolved.apiUrl : undefined;
+};
 
 describe('GitHub remotes: which repository a remote URL names', () => {
   it('reads https, scp-like ssh and ssh:// URLs, with or without .git', () => {
@@ -63,8 +68,8 @@ describe('GitHub remotes: which repository a remote URL names', () => {
 
 describe('GitHub API URL: where the token may go', () => {
   it('is api.github.com for github.com, and nothing for another host without the setting', () => {
-    assert.equal(apiUrlFor('github.com'), 'https://api.github.com');
-    assert.equal(apiUrlFor('ghe.example.com'), undefined);
+    assert.equal(apiUrlOf('github.com'), 'https://api.github.com');
+    assert.equal(apiUrlOf('ghe.example.com'), undefined);
     const reason = resolveApiUrl('ghe.example.com');
     assert.ok('reason' in reason);
     assert.match(reason.reason, /candor\.github\.apiUrl/);
@@ -72,9 +77,9 @@ describe('GitHub API URL: where the token may go', () => {
   });
 
   it('is the setting when it is set, without a trailing slash', () => {
-    assert.equal(apiUrlFor('ghe.example.com', 'https://ghe.example.com/api/v3/'), 'https://ghe.example.com/api/v3');
-    assert.equal(apiUrlFor('github.com', 'http://127.0.0.1:4010'), 'http://127.0.0.1:4010');
-    assert.equal(apiUrlFor('github.com', '  '), 'https://api.github.com', 'a blank setting is no setting');
+    assert.equal(apiUrlOf('ghe.example.com', 'https://ghe.example.com/api/v3/'), 'https://ghe.example.com/api/v3');
+    assert.equal(apiUrlOf('github.com', 'http://127.0.0.1:4010'), 'http://127.0.0.1:4010');
+    assert.equal(apiUrlOf('github.com', '  '), 'https://api.github.com', 'a blank setting is no setting');
   });
 
   it('refuses http off this machine, a URL with a password, and what is no URL', () => {
