@@ -54,7 +54,7 @@ export function renderRants(root: HTMLElement, summary: HTMLElement, rants: read
     const details = document.createElement('details');
     details.className = `run ${run.outcome}`;
     const head = document.createElement('summary');
-    head.textContent = `${run.ts.replace('T', ' ').slice(0, 16)} · ${run.outcome}${run.branch ? ` · ${run.branch}` : ''}`;
+    head.textContent = `${run.ts.replace('T', ' ').slice(0, 16)} · ${run.outcome}${run.branch ? ` · ${run.branch}` : ''}${run.pullRequest ? ` · #${run.pullRequest.number}${run.ci ? ` ${CI_SHORT[run.ci.state]}` : ''}` : ''}`;
     details.append(head);
     const reason = document.createElement('p');
     reason.textContent = run.reason;
@@ -71,15 +71,55 @@ export function renderRants(root: HTMLElement, summary: HTMLElement, rants: read
       pre.textContent = run.gateTail;
       details.append(label, pre);
     }
+    if (run.pullRequest) details.append(pullRequestLine(run.pullRequest, run.ci));
     if (run.branch && (run.outcome === 'shipped' || run.outcome === 'revert-prepared')) {
       const branch = run.branch;
       details.append(
         button('Show Diff', 'secondary', () => post({ type: 'showDiff', branch }), `Show the diff of ${branch}`),
         button('Take Branch', 'secondary', () => post({ type: 'takeBranch', branch }), `Take branch ${branch}`),
       );
+      if (!run.pullRequest) details.append(button('Open Pull Request', 'secondary', () => post({ type: 'openPullRequest', branch }), `Open Pull Request for ${branch}`));
     }
     root.append(details);
   }
+}
+
+/** The run's summary line, folded: the state at a glance. */
+const CI_SHORT: Record<NonNullable<RunView['ci']>['state'], string> = {
+  pending: 'CI running',
+  passed: 'CI passed',
+  failed: 'CI failed',
+  none: 'no CI',
+  timeout: 'CI timed out',
+};
+
+const CI_WORDS: Record<NonNullable<RunView['ci']>['state'], string> = {
+  pending: 'CI is running',
+  passed: 'CI passed',
+  failed: 'CI failed',
+  none: 'no CI: GitHub reported no check and no status 5 minutes after the push',
+  timeout: 'CI did not finish in time (candor.evolution.ciTimeoutMinutes)',
+};
+
+/** "Pull request #12 · CI failed", each part a link to GitHub. */
+function pullRequestLine(pr: NonNullable<RunView['pullRequest']>, ci: RunView['ci']): HTMLElement {
+  const line = document.createElement('p');
+  line.className = `pull-request ci-${ci?.state ?? 'unknown'}`;
+  const link = document.createElement('a');
+  link.href = pr.url;
+  link.textContent = `Pull request #${pr.number}`;
+  line.append(link);
+  if (ci) {
+    line.append(' · ');
+    const words = CI_WORDS[ci.state];
+    if (ci.url) {
+      const checks = document.createElement('a');
+      checks.href = ci.url;
+      checks.textContent = words;
+      line.append(checks);
+    } else line.append(words);
+  }
+  return line;
 }
 
 /** "Flaky gate" when it failed and then passed; else passed or failed, with what the runner counted (skipped tests included). */

@@ -73,6 +73,10 @@ export interface RunView {
   readonly gateFlaky: boolean;
   /** What the test runner's summary counted; null when it printed none (or no gate ran). */
   readonly gateCounts: { readonly passing: number; readonly failing: number; readonly skipped: number } | null;
+  /** The run's pull request, once Open Pull Request opened it (an https URL). */
+  readonly pullRequest: { readonly url: string; readonly number: number } | null;
+  /** Its CI as last recorded: `none` = no check or status 5 minutes after the push. */
+  readonly ci: { readonly state: 'pending' | 'passed' | 'failed' | 'none' | 'timeout'; readonly url: string | null } | null;
 }
 
 export type HostMessage =
@@ -153,7 +157,8 @@ export type WebviewMessage =
   | FindMessage
   | { readonly type: 'dismissRant'; readonly id: string }
   | { readonly type: 'takeBranch'; readonly branch: string }
-  | { readonly type: 'showDiff'; readonly branch: string };
+  | { readonly type: 'showDiff'; readonly branch: string }
+  | { readonly type: 'openPullRequest'; readonly branch: string };
 
 /** The view scrolled up to its oldest entry: it asks for the page before it. */
 export interface LoadOlderMessage {
@@ -220,6 +225,7 @@ export function parseWebviewMessage(value: unknown, rules: WebviewMessageRules):
       return only('id') && typeof m.id === 'string' && /^[0-9a-z-]{1,64}$/.test(m.id) ? { type: 'dismissRant', id: m.id } : undefined;
     case 'takeBranch':
     case 'showDiff':
+    case 'openPullRequest':
       return only('branch') && typeof m.branch === 'string' && rules.isBranchName(m.branch) ? { type: m.type, branch: m.branch } : undefined;
     default:
       return undefined;

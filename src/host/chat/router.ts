@@ -22,6 +22,7 @@ export const MESSAGE_OWNERS = {
   dismissRant: 'evolution',
   takeBranch: 'evolution',
   showDiff: 'evolution',
+  openPullRequest: 'evolution',
   feedback: 'prompt evolution',
 } as const satisfies { readonly [T in WebviewMessageType]: string };
 

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { branchDiff, handOff, readRuns } from '../../core/evolution';
 import type { Logger } from '../../core/log';
+import type { SecretSet } from '../../core/redact';
 import type { Settings } from '../settings/config';
 import type { Notifier } from '../platform/notify';
 import { Disposable } from '../platform/lifecycle';
@@ -16,6 +17,8 @@ export interface BranchDeps {
   readonly settings: Settings;
   readonly log: Logger;
   readonly notify: Notifier;
+  /** Kept out of git's environment in the scratch clone and the agent repository. */
+  readonly secrets: SecretSet;
 }
 
 /** The shipped branches of evolution runs: their diff, read-only, and `Candor: Take Evolution Branch`. */
@@ -38,7 +41,7 @@ export class EvolutionBranches extends Disposable {
     const repository = agentRepository(this.deps.settings);
     if (repository === undefined) return;
     try {
-      const content = await branchDiff(this.deps.dataDir, repository, branch);
+      const content = await branchDiff(this.deps.dataDir, repository, branch, { secrets: this.deps.secrets.values() });
       this.diffs.set(branch, content);
       const uri = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${branch}.diff` });
       this.diffChanged.fire(uri);
@@ -58,7 +61,7 @@ export class EvolutionBranches extends Disposable {
     const chosen = branch ?? (await this.pickShipped(repository));
     if (!chosen) return;
     try {
-      const result = await handOff(this.deps.dataDir, repository, chosen, vscodeUnsavedBuffers);
+      const result = await handOff(this.deps.dataDir, repository, chosen, vscodeUnsavedBuffers, { secrets: this.deps.secrets.values() });
       this.deps.log.info(`hand-off: ${result.branch} at ${result.commit} into ${repository}`);
       void vscode.window.showInformationMessage(`Branch ${result.branch} is now in the agent's repository ${repository} (not checked out).`);
     } catch (err) {

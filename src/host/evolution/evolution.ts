@@ -32,8 +32,9 @@ export interface EvolutionDeps {
   readonly notify: Notifier;
   /** Rants or runs changed: the chat view refreshes its list. */
   readonly changed: () => void;
-  /** The Take Branch button of a shipped run's notification. */
+  /** The Take Branch and Open Pull Request buttons of a shipped run's notification. */
   readonly takeBranch: (branch: string) => Promise<void>;
+  readonly openPullRequest: (branch: string) => Promise<void>;
 }
 
 /**
@@ -165,8 +166,10 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       this.deps.log.info(`evolution ${record.run}: ${record.outcome} ${record.reason}`);
       this.deps.changed();
       if (record.outcome === 'shipped' || record.outcome === 'revert-prepared') {
-        void this.deps.notify.info(`Candor evolution: ${record.outcome} on ${record.branch ?? '?'}.`, 'Take Branch').then((a) => {
-          if (a && record.branch) void this.deps.takeBranch(record.branch);
+        void this.deps.notify.info(`Candor evolution: ${record.outcome} on ${record.branch ?? '?'}.`, 'Take Branch', 'Open Pull Request').then((a) => {
+          if (!record.branch) return;
+          if (a === 'Take Branch') void this.deps.takeBranch(record.branch);
+          if (a === 'Open Pull Request') void this.deps.openPullRequest(record.branch);
         });
       }
       const waiting = record.outcome === 'triage-only' ? rantStatuses(this.deps.dataDir).filter((r) => r.status === 'waiting-for-repository').length : 0;

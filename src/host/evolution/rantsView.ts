@@ -27,6 +27,18 @@ export function rantsMessage(dataDir: string): HostMessage {
       gatePassed: r.gate?.passed ?? null,
       gateFlaky: r.gate?.flaky === true,
       gateCounts: r.gate?.passing !== undefined ? { passing: r.gate.passing, failing: r.gate.failing ?? 0, skipped: r.gate.skipped ?? 0 } : null,
+      pullRequest: r.pr && isWebUrl(r.pr.url) ? { url: r.pr.url, number: r.pr.number } : null,
+      ci: r.ci ? { state: r.ci.state, url: isWebUrl(r.ci.url) ? r.ci.url : null } : null,
     })),
   };
+}
+
+/** Only an https link goes to the view: the URLs come from GitHub's answers, recorded in evolution.jsonl. */
+function isWebUrl(url: unknown): url is string {
+  if (typeof url !== 'string') return false;
+  try {
+    return new URL(url).protocol === 'https:' || /^http:\/\/(127\.0\.0\.1|localhost)(:|\/)/.test(url);
+  } catch {
+    return false;
+  }
 }

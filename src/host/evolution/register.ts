@@ -7,6 +7,8 @@ import { EvolutionFeature } from './evolution';
 import { EvolutionBranches } from './branches';
 import { dismissRantCommand } from './dismiss';
 import { rantsMessage } from './rantsView';
+import { PullRequests } from './pullRequests';
+import { GitHubTokens } from '../github/tokens';
 
 export interface EvolutionRegistration {
   /** A rant was saved (from the chat or the palette): the rant list refreshes. */
@@ -22,7 +24,12 @@ export function registerEvolution(store: DisposableStore, ports: Ports, deps: Ev
   const { dataDir, view } = ports;
   const changed = (): void => view.post(rantsMessage(dataDir));
   const branches = store.add(new EvolutionBranches(ports));
-  const evolution = store.add(new EvolutionFeature({ ...ports, changed, takeBranch: (branch) => branches.takeBranch(branch) }));
+  const tokens = new GitHubTokens(ports.context.secrets, ports.secrets);
+  const pullRequests = store.add(new PullRequests({ ...ports, tokens, changed }));
+  const evolution = store.add(new EvolutionFeature({ ...ports, changed, takeBranch: (branch) => branches.takeBranch(branch), openPullRequest: (branch) => pullRequests.open(branch) }));
+  store.add(registerCommand('candor.openPullRequest', (branch?: unknown) => pullRequests.open(typeof branch === 'string' ? branch : undefined), ports.notify));
+  store.add(registerCommand('candor.setGitHubToken', () => pullRequests.setToken(), ports.notify));
+  pullRequests.resume();
   const dismiss = (id?: string): Promise<void> => dismissRantCommand({ dataDir, log: ports.log, changed }, id);
   store.add(registerCommand('candor.dismissRant', (id?: unknown) => dismiss(typeof id === 'string' ? id : undefined), ports.notify));
   registerCleanData(store, ports, { scratchInUse: () => evolution.isRunning, changed });
@@ -30,6 +37,7 @@ export function registerEvolution(store: DisposableStore, ports: Ports, deps: Ev
     dismissRant: (message) => dismiss(message.id),
     takeBranch: (message) => branches.takeBranch(message.branch),
     showDiff: (message) => branches.showDiff(message.branch),
+    openPullRequest: (message) => pullRequests.open(message.branch),
   });
   store.add(view.onDidBecomeReady(changed));
   store.add(deps.rantSaved(changed));

@@ -14,6 +14,7 @@ describe('messages from the webview are untrusted input', () => {
     assert.deepEqual(parseWebviewMessage({ type: 'feedback', entryId: 'abc', value: 'down' }), { type: 'feedback', entryId: 'abc', value: 'down' });
     assert.deepEqual(parseWebviewMessage({ type: 'dismissRant', id: '01abc' }), { type: 'dismissRant', id: '01abc' });
     assert.deepEqual(parseWebviewMessage({ type: 'takeBranch', branch: 'candor/rant-01abc' }), { type: 'takeBranch', branch: 'candor/rant-01abc' });
+    assert.deepEqual(parseWebviewMessage({ type: 'openPullRequest', branch: 'candor/rant-01abc' }), { type: 'openPullRequest', branch: 'candor/rant-01abc' });
     assert.deepEqual(parseWebviewMessage({ type: 'loadOlder', session: '01s', before: '01m:call_1' }), { type: 'loadOlder', session: '01s', before: '01m:call_1' });
     assert.deepEqual(parseWebviewMessage({ type: 'find', session: '01s', query: 'needle', direction: 'older' }), { type: 'find', session: '01s', query: 'needle', direction: 'older' });
     assert.deepEqual(
@@ -37,6 +38,8 @@ describe('messages from the webview are untrusted input', () => {
     ['a rant id with a path in it', { type: 'dismissRant', id: '../../etc' }],
     ['a branch outside candor/', { type: 'takeBranch', branch: 'main' }],
     ['a branch with an option in it', { type: 'takeBranch', branch: 'candor/--upload-pack=x' }],
+    ['a pull request for a branch outside candor/', { type: 'openPullRequest', branch: 'main' }],
+    ['a pull request for a refspec', { type: 'openPullRequest', branch: '+candor/rant-1:refs/heads/main' }],
     ['loadOlder without an entry', { type: 'loadOlder', session: '01s' }],
     ['loadOlder with an empty entry id', { type: 'loadOlder', session: '01s', before: '' }],
     ['loadOlder with an id longer than any entry has', { type: 'loadOlder', session: '01s', before: 'x'.repeat(513) }],

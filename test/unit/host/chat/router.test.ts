@@ -15,6 +15,7 @@ const SAMPLES: { readonly [T in WebviewMessageType]: MessageOf<T> } = {
   dismissRant: { type: 'dismissRant', id: '01abc' },
   takeBranch: { type: 'takeBranch', branch: 'candor/rant-01abc' },
   showDiff: { type: 'showDiff', branch: 'candor/rant-01abc' },
+  openPullRequest: { type: 'openPullRequest', branch: 'candor/rant-01abc' },
   loadOlder: { type: 'loadOlder', session: '01s', before: '01m' },
   find: { type: 'find', session: '01s', query: 'needle', direction: 'older' },
 };
@@ -30,7 +31,7 @@ function wired(): { router: MessageRouter; log: MemoryLogger; calls: Array<[stri
   };
   router.register('chat view', { ready: record('ready'), runCommand: record('runCommand') });
   router.register('chat', { send: record('send'), stop: record('stop'), retry: record('retry'), loadOlder: record('loadOlder'), find: record('find') });
-  router.register('evolution', { dismissRant: record('dismissRant'), takeBranch: record('takeBranch'), showDiff: record('showDiff') });
+  router.register('evolution', { dismissRant: record('dismissRant'), takeBranch: record('takeBranch'), showDiff: record('showDiff'), openPullRequest: record('openPullRequest') });
   router.register('prompt evolution', { feedback: record('feedback') });
   return { router, log, calls };
 }
@@ -77,6 +78,7 @@ describe('routing the chat view\'s messages to the features that own them', () =
         throw new Error('rants.jsonl is gone');
       },
       takeBranch: () => undefined,
+      openPullRequest: () => undefined,
       showDiff: (m) => {
         seen.push(m.branch);
       },
