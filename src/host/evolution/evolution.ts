@@ -12,6 +12,7 @@ import { registerCommand } from '../platform/command';
 import { RunTerminal } from '../platform/runTerminal';
 import { vscodeUnsavedBuffers } from '../git/workspaceGit';
 import { errorMessage } from '../../core/errorMessage';
+import type { CiCulpritResult } from '../../core/github/ciHistory';
 import { openRepositorySetting, refusedUntrusted } from './agentRepository';
 
 export const EVOLUTION_TASK_TYPE = 'candor-evolution';
@@ -35,6 +36,8 @@ export interface EvolutionDeps {
   /** The Take Branch and Open Pull Request buttons of a shipped run's notification. */
   readonly takeBranch: (branch: string) => Promise<void>;
   readonly openPullRequest: (branch: string) => Promise<void>;
+  /** CI's culprit on the agent repository's default branch, when GitHub can be read. */
+  readonly ciCulprit: (repository: string) => Promise<CiCulpritResult | undefined>;
 }
 
 /**
@@ -137,9 +140,11 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
       const key = await this.deps.keys.get();
       const repository = settings.repository.trim();
       print(`Candor evolution on ${repository !== '' ? `the agent's repository ${repository}` : "no repository (candor.evolution.repository is not set): triage only"} — model ${handle ? `${handle.identity.model} @ ${handle.identity.provider}` : 'none'}. Ctrl+C or closing the terminal cancels.`);
+      const ciCulprit = repository !== '' ? await this.deps.ciCulprit(repository) : undefined;
       const record = await runEvolution(
         {
           ...(repository !== '' ? { repository } : {}),
+          ...(ciCulprit !== undefined ? { ciCulprit } : {}),
           agentReadme: this.extensionReadme(),
           dataDir: this.deps.dataDir,
           testCommand: settings.testCommand,

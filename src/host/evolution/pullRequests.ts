@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { followRecordedCi, openPullRequestRuns, previewPullRequest, pushAndOpen, readRuns, type PullRequestContext, type PullRequestPreview } from '../../core/evolution';
+import { followRecordedCi, openPullRequestRuns, previewPullRequest, pushAndOpen, readCiCulprit, readRuns, type PullRequestContext, type PullRequestPreview } from '../../core/evolution';
+import type { CiCulpritResult } from '../../core/github/ciHistory';
 import type { Logger } from '../../core/log';
 import type { SecretSet } from '../../core/redact';
 import { errorMessage } from '../../core/errorMessage';
@@ -79,6 +80,21 @@ export class PullRequests extends Disposable {
     } catch (err) {
       this.deps.log.warn(`open pull request for ${chosen}: ${errorMessage(err)}`);
       void this.deps.notify.warn(`Candor did not open a pull request for ${chosen}: ${errorMessage(err)}`);
+    }
+  }
+
+  /**
+   * CI's culprit on the agent repository's default branch, read when an
+   * evolution run starts (the run reverts it first). Undefined, with the
+   * reason in the log, when GitHub cannot be read (no GitHub remote, no
+   * token): the run goes on without it.
+   */
+  async ciCulprit(repository: string): Promise<CiCulpritResult | undefined> {
+    try {
+      return await readCiCulprit(this.context(repository, false));
+    } catch (err) {
+      this.deps.log.info(`evolution: CI history not read: ${errorMessage(err)}`);
+      return undefined;
     }
   }
 

@@ -26,7 +26,7 @@ export function registerEvolution(store: DisposableStore, ports: Ports, deps: Ev
   const branches = store.add(new EvolutionBranches(ports));
   const tokens = new GitHubTokens(ports.context.secrets, ports.secrets);
   const pullRequests = store.add(new PullRequests({ ...ports, tokens, changed }));
-  const evolution = store.add(new EvolutionFeature({ ...ports, changed, takeBranch: (branch) => branches.takeBranch(branch), openPullRequest: (branch) => pullRequests.open(branch) }));
+  const evolution = store.add(new EvolutionFeature({ ...ports, changed, takeBranch: (branch) => branches.takeBranch(branch), openPullRequest: (branch) => pullRequests.open(branch), ciCulprit: (repository) => pullRequests.ciCulprit(repository) }));
   store.add(registerCommand('candor.openPullRequest', (branch?: unknown) => pullRequests.open(typeof branch === 'string' ? branch : undefined), ports.notify));
   store.add(registerCommand('candor.setGitHubToken', () => pullRequests.setToken(), ports.notify));
   pullRequests.resume();
