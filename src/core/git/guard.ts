@@ -12,7 +12,6 @@ import { parsePorcelainV2, type GitStatus } from './status';
 import { noUnsavedBuffers, unsavedInWorktree, type UnsavedBufferSource } from './unsaved';
 import { parseHistory, parseLog, parseTrailers, type CommitSummary, type HistoryEntry, type Trailer } from './parse';
 import { pushBranch, pushRedirects, remoteUrl, takeBranch, type GuardedRepository, type HandOffOptions, type HandOffResult, type HooksOption, type PushResult } from './shapedWrites';
-
 export type { HandOffOptions, HandOffResult, HooksOption, PushResult } from './shapedWrites';
 
 export interface GuardOptions {
