@@ -33,7 +33,7 @@ export function rantsMessage(dataDir: string): HostMessage {
   };
 }
 
-/** Only an https link goes to the view: the URLs come from GitHub's answers, recorded in evolution.jsonl. */
+/** Only an https link (or one to this machine, for a local API) goes to the view: the URLs come from GitHub's answers, recorded in evolution.jsonl. */
 function isWebUrl(url: unknown): url is string {
   if (typeof url !== 'string') return false;
   try {
