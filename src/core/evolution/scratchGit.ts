@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { childEnv } from '../process/childEnv';
+import { childEnvironment } from '../process/environment';
 import { gitBinary } from '../process/gitBinary';
 import { EvolutionError } from './errors';
 import { SCRATCH_DIR } from './paths';
@@ -132,6 +132,10 @@ function hardening(scratch: Scratch): string[] {
   return ['-c', `core.hooksPath=${noHooksDir(scratch)}`, '-c', 'core.fsmonitor=false', '-c', 'log.showSignature=false', '-c', `safe.directory=${dir}`, '-c', `safe.directory=${path.join(dir, '.git')}`];
 }
 
+/** Beside PATH and the locale: where the user's own git config is (the clone is made with it), and the temp folder. */
+const SCRATCH_GIT_NAMES = ['HOME', 'USER', 'LOGNAME', 'TMPDIR', 'XDG_CONFIG_HOME'];
+const SCRATCH_GIT_SET = { LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'file' };
+
 interface RunOptions extends ScratchGitOptions {
   readonly scratch: Scratch;
   readonly gitDir?: string;
@@ -139,7 +143,9 @@ interface RunOptions extends ScratchGitOptions {
 }
 
 function runGit(cwd: string, gitArgs: readonly string[], options: RunOptions): Promise<Buffer> {
-  const env: NodeJS.ProcessEnv = { ...childEnv(options.secrets ?? []), LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'file' };
+  // An allow-list, not the host's environment minus a deny-list: the clone holds the model's code, and a
+  // secret under a harmless name must not reach git here whether or not the caller named it.
+  const env: NodeJS.ProcessEnv = childEnvironment({ use: 'git in the scratch clone', names: SCRATCH_GIT_NAMES, extraNames: [], set: SCRATCH_GIT_SET, withhold: options.secrets }).env;
   if (options.gitDir !== undefined) env.GIT_DIR = options.gitDir;
   if (options.workTree !== undefined) env.GIT_WORK_TREE = options.workTree;
   if (options.staging !== undefined) Object.assign(env, options.staging);
