@@ -5,7 +5,7 @@ import type { SystemPrompt } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
 import type { AttemptEnding, ChatModel, CompletedRequest, StreamOptions } from '../provider/chatModel';
 import { PartialReplyError, RequestError } from '../provider/requestError';
-import { gaugeOf, type GaugeState } from '../context/gauge';
+import { gaugeOf, TOOLS_CROWD_PERCENT, type GaugeState, type ToolShare } from '../context/gauge';
 import type { GateProjection } from '../context/gate';
 import type { Identity } from '../context/driftEvents';
 import { PayloadLedger, type PayloadMeasure } from '../context/ledger';
@@ -37,6 +37,8 @@ export class Conversation {
   private readonly sendGate: SendGate;
   /** The tool list as the provider's family renders it, rendered again only when the list or the family changes. */
   private readonly toolRenderings = new ToolRenderings();
+  /** The chat said the tool definitions crowd the window: once a session. */
+  private toolsCrowdSaid = false;
 
   constructor(private readonly deps: ConversationDeps) {
     this.secrets = deps.secrets ?? new SecretSet();
@@ -123,9 +125,26 @@ export class Conversation {
   }
 
   private publishProjection(projection: GateProjection): GaugeState {
-    const gauge = gaugeOf(projection, this.deps.settings(), this.deps.driftTotals());
+    const settings = this.deps.settings();
+    const tools = this.toolShare();
+    const gauge = gaugeOf(projection, settings, this.deps.driftTotals(), tools);
     this.deps.emit({ type: 'gauge', gauge });
+    if (tools && !this.toolsCrowdSaid && tools.tokens * 100 > settings.contextWindow * TOOLS_CROWD_PERCENT) {
+      this.toolsCrowdSaid = true;
+      this.notice(undefined, 'warning', `The tool definitions alone take ${tools.tokens.toLocaleString('en-US')} tokens, more than ${TOOLS_CROWD_PERCENT}% of the ${settings.contextWindow.toLocaleString('en-US')}-token window${tools.servers[0] ? ` ('${tools.servers[0].name}' brings ${tools.servers[0].tokens.toLocaleString('en-US')})` : ''}. Turn servers off with "Candor: MCP Servers".`);
+    }
     return gauge;
+  }
+
+  /** What the tool definitions take, from the counts the ledger holds (measured when the list changed). */
+  private toolShare(): ToolShare | undefined {
+    const host = this.deps.tools();
+    const specs = host.specs();
+    if (specs.length === 0) return undefined;
+    const counts = this.ledger.toolCounts(this.toolRenderings.of(this.deps.identity(), specs));
+    const tokensOf = new Map(counts.tools.map((t) => [t.name, t.tokens]));
+    const servers = [...(host.groups?.() ?? [])].map(([name, names]) => ({ name, tools: names.length, tokens: names.reduce((n, tool) => n + (tokensOf.get(tool) ?? 0), 0) }));
+    return { count: specs.length, tokens: counts.tokens, servers: servers.sort((a, b) => b.tokens - a.tokens) };
   }
 
   /** The payload measured from counts already known: the send path's whole cost for the estimate. */
@@ -153,6 +172,7 @@ export class Conversation {
     try {
       for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
         if (!(await this.saved(turn))) return;
+        await this.deps.tools().prepare?.(controller.signal);
         const tools = this.deps.tools().specs();
         system = await this.systemPrompt(tools);
         const reply = await this.request(turn, controller.signal, system, tools);
@@ -306,7 +326,7 @@ export class Conversation {
       if (signal.aborted) output = 'The user stopped the turn before this tool ran.';
       else {
         try {
-          output = await tools.run(call.function.name, call.function.arguments, signal);
+          output = await tools.run(call.function.name, call.function.arguments, signal, { turn, callId: call.id, session: this.deps.session, show: (entry) => this.deps.emit({ type: 'entry', entry }) });
         } catch (err) {
           output = `Error: ${errorMessage(err)}`;
         }

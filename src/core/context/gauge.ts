@@ -24,13 +24,27 @@ export interface GaugeState {
   readonly warningKind?: WarningKind;
   /** The payload shrank under the anchor: when, by how much, and why. */
   readonly change?: AnchorChange;
+  /** What the tool definitions take of every request, and each MCP server's part of it. */
+  readonly tools?: ToolShare;
 }
+
+/** The tool definitions' tokens (counted when the list changes, never per request). */
+export interface ToolShare {
+  readonly count: number;
+  readonly tokens: number;
+  /** Each MCP server's definitions, largest first. */
+  readonly servers: readonly { readonly name: string; readonly tools: number; readonly tokens: number }[];
+}
+
+/** Past this share of the window, the tool definitions alone are said to crowd the context. */
+export const TOOLS_CROWD_PERCENT = 25;
 
 /** The gauge for a projection, with the window in use and the drift totals. */
 export function gaugeOf(
   projection: GateProjection,
   settings: { readonly contextWindow: number; readonly windowSource?: GaugeState['windowSource']; readonly thresholdPercent: number },
   totals: DriftTotals,
+  tools?: ToolShare,
 ): GaugeState {
   const anchor = projection.anchor;
   return {
@@ -47,6 +61,7 @@ export function gaugeOf(
     ...(projection.unanchoredBecause ? { unanchoredBecause: projection.unanchoredBecause } : {}),
     ...(projection.warningKind ? { warningKind: projection.warningKind } : {}),
     ...(projection.change ? { change: projection.change } : {}),
+    ...(tools && tools.count > 0 ? { tools } : {}),
   };
 }
 
@@ -102,6 +117,7 @@ export function gaugeTooltip(state: GaugeState): string {
         : 'Warning: the provider stopped reporting usage — the count is an estimate.',
     );
   }
+  if (state.tools) lines.push(toolsLine(state.tools));
   if (state.totals) {
     const t = state.totals;
     lines.push(`Drift: ${t.windows} loss windows, ${t.warned} warned, ${t.drifts} re-anchored, |delta| sum ${t.abs_delta_sum.toLocaleString('en-US')}`);
@@ -118,6 +134,12 @@ const UNANCHORED: Record<UnanchoredReason, string> = {
   'no-usage': 'the provider did not report usage for the last reply.',
   'suspect-usage': 'the provider\'s last count was too low to trust (a truncated or under-counted prompt).',
 };
+
+/** `Tools: 31, 6.2K tokens; 'github' 4.9K`. */
+export function toolsLine(tools: ToolShare): string {
+  const servers = tools.servers.map((s) => `'${s.name}' ${compactNumber(s.tokens)}`);
+  return `Tools: ${tools.count}, ${compactNumber(tools.tokens)} tokens${servers.length > 0 ? `; ${servers.join(', ')}` : ''}`;
+}
 
 function estimatorLine(estimator: NonNullable<GaugeState['estimator']>): string {
   const pending = estimator.pending > 0 ? `; ${estimator.pending} part(s) estimated from fitted rates until their exact count lands` : '';

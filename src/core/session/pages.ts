@@ -129,6 +129,10 @@ export function searchText(entry: TranscriptEntry): string {
       return `${entry.name} ${entry.args}`;
     case 'tool-result':
       return `${entry.name} ${entry.text}`;
+    case 'approval':
+      return entry.ask.kind === 'command' ? `${entry.ask.command} ${entry.output ?? ''}` : `${entry.ask.server} ${entry.ask.tool} ${entry.ask.args}`;
+    case 'proposal':
+      return `${entry.path} ${entry.diff}`;
     default:
       return entry.text;
   }

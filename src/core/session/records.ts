@@ -66,9 +66,78 @@ export interface GateRecord {
   readonly state: unknown;
 }
 
-export type SessionRecord = MetaRecord | MessageRecord | PartialRecord | NoticeRecord | CompactionRecord | GateRecord;
+/** What a tool call asks the user before it runs (docs/architecture.md, "Approvals"). */
+export type ApprovalAsk =
+  | {
+      readonly kind: 'command';
+      /** The shell line exactly as the model gave it. */
+      readonly command: string;
+      /** Where it runs, as the user reads it (`app`, `app/packages/web`). */
+      readonly folder: string;
+      readonly network: boolean;
+      /** Why Run in Terminal cannot type it (a control character); null when it can. */
+      readonly noTerminal: string | null;
+    }
+  | {
+      readonly kind: 'mcp';
+      readonly server: string;
+      readonly tool: string;
+      /** The arguments as formatted JSON (bounded, redacted). */
+      readonly args: string;
+    };
 
-const TYPES = new Set(['meta', 'message', 'partial', 'notice', 'compaction', 'gate']);
+export type ApprovalDecision = 'pending' | 'allowed' | 'denied' | 'terminal' | 'stopped';
+
+/**
+ * A tool call that waits for the user: a command, an MCP tool. Written again
+ * under the same id as it is decided, runs and ends; the newest record wins.
+ */
+export interface ApprovalRecord {
+  readonly v: 1;
+  readonly ts: string;
+  readonly type: 'approval';
+  readonly id: string;
+  readonly turn: string;
+  readonly ask: ApprovalAsk;
+  readonly decision: ApprovalDecision;
+  /** What allowed it without a click (`Always Allow "npm test"`, a setting's prefix, a read-only tool). */
+  readonly auto?: string;
+  /** Its output (bounded, redacted): as it streams, then in full. */
+  readonly output?: string;
+  /** One line once it ended: `exit 0 in 1.2 s`, `timed out after 120 s`. */
+  readonly outcome?: string;
+}
+
+export type ProposalState = 'pending' | 'accepted' | 'rejected' | 'stale' | 'superseded';
+
+/**
+ * An edit the agent proposed (docs/architecture.md, "Proposals"). It stays
+ * pending while the turn goes on and after it, a reload included, until the
+ * user accepts or rejects it; the newest record under its id wins.
+ */
+export interface ProposalRecord {
+  readonly v: 1;
+  readonly ts: string;
+  readonly type: 'proposal';
+  readonly id: string;
+  readonly turn: string;
+  /** The file, absolute. */
+  readonly file: string;
+  /** The same, as the user reads it (relative to its workspace folder). */
+  readonly path: string;
+  /** sha256 of the text it was made against (the buffer, else the file; '' for a new file). */
+  readonly base: string;
+  readonly created: boolean;
+  /** The whole text the file would have. */
+  readonly content: string;
+  /** A unified diff for the chat (bounded). */
+  readonly diff: string;
+  readonly state: ProposalState;
+}
+
+export type SessionRecord = MetaRecord | MessageRecord | PartialRecord | NoticeRecord | CompactionRecord | GateRecord | ApprovalRecord | ProposalRecord;
+
+const TYPES = new Set(['meta', 'message', 'partial', 'notice', 'compaction', 'gate', 'approval', 'proposal']);
 
 export function isSessionRecord(value: unknown): value is SessionRecord {
   if (value === null || typeof value !== 'object') return false;

@@ -89,6 +89,9 @@ export function entryCount(record: SessionRecord): number {
     case 'partial':
     case 'notice':
     case 'compaction':
+    // Written again as it changes: a page may hold an entry a newer page holds too, and the view keeps the newer.
+    case 'approval':
+    case 'proposal':
       return 1;
     case 'meta':
     case 'gate':

@@ -1,6 +1,8 @@
 import { assertNever } from '../assertNever';
 import { contentText } from '../messages';
-import type { SessionRecord } from './records';
+import type { ApprovalAsk, ApprovalDecision, ProposalState, SessionRecord } from './records';
+
+export type { ApprovalAsk, ApprovalDecision, ProposalState };
 
 /**
  * What the chat shows. Built from the session's records by one mapping,
@@ -15,7 +17,30 @@ export type TranscriptEntry =
   | { readonly id: string; readonly kind: 'tool-call'; readonly name: string; readonly args: string }
   | { readonly id: string; readonly kind: 'tool-result'; readonly name: string; readonly text: string; readonly bytes: number }
   | { readonly id: string; readonly kind: 'notice'; readonly level: 'info' | 'warning' | 'error'; readonly text: string; readonly retryable?: true }
-  | { readonly id: string; readonly kind: 'summary'; readonly text: string };
+  | { readonly id: string; readonly kind: 'summary'; readonly text: string }
+  | ApprovalEntry
+  | ProposalEntry;
+
+/** A command or an MCP call waiting for Run/Allow, Deny, Always Allow (and Run in Terminal), then its output. */
+export interface ApprovalEntry {
+  readonly id: string;
+  readonly kind: 'approval';
+  readonly ask: ApprovalAsk;
+  readonly decision: ApprovalDecision;
+  readonly auto?: string;
+  readonly output?: string;
+  readonly outcome?: string;
+}
+
+/** A proposed edit with its diff, and Accept / Reject while it is pending. */
+export interface ProposalEntry {
+  readonly id: string;
+  readonly kind: 'proposal';
+  readonly path: string;
+  readonly diff: string;
+  readonly created: boolean;
+  readonly state: ProposalState;
+}
 
 type NoticeEntry = Extract<TranscriptEntry, { kind: 'notice' }>;
 
@@ -86,6 +111,12 @@ export class Transcript {
       }
       case 'compaction':
         return [{ id: record.id, kind: 'summary', text: `Compacted ${record.replaces.length} earlier messages into a summary.` }];
+      case 'approval': {
+        const { id, ask, decision, auto, output, outcome } = record;
+        return [{ id, kind: 'approval', ask, decision, ...(auto !== undefined ? { auto } : {}), ...(output !== undefined ? { output } : {}), ...(outcome !== undefined ? { outcome } : {}) }];
+      }
+      case 'proposal':
+        return [{ id: record.id, kind: 'proposal', path: record.path, diff: record.diff, created: record.created, state: record.state }];
       case 'meta':
       case 'gate':
         return [];

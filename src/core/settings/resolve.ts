@@ -54,6 +54,12 @@ export const USER_ONLY_SETTINGS: readonly string[] = [
   'github.apiUrl',
   'github.baseRepository',
   'git.openRepositoryInParentFolders',
+  'commands.autoApprove',
+  'commands.network',
+  'commands.environment',
+  'commands.bindIgnored',
+  'mcp.autoApproveReadOnly',
+  'mcp.environment',
 ];
 
 
@@ -105,6 +111,27 @@ export interface CandorSettings {
   readonly localServers: readonly LocalServer[];
   /** Workspace URLs that wait for the user's confirmation (nothing is sent there meanwhile). */
   readonly pendingUrls: readonly string[];
+  readonly commands: CommandSettings;
+  readonly mcp: McpSettings;
+}
+
+/** `candor.commands.*`: the agent's `run_command` (the lists and the network from the user's settings only). */
+export interface CommandSettings {
+  readonly enabled: boolean;
+  /** Prefixes that need no click (commandText.ts says when one covers a line). */
+  readonly autoApprove: readonly string[];
+  readonly network: boolean;
+  readonly timeoutSeconds: number;
+  readonly environment: readonly string[];
+  readonly bindIgnored: readonly string[];
+}
+
+/** `candor.mcp.*`. */
+export interface McpSettings {
+  readonly enabled: boolean;
+  readonly autoApproveReadOnly: boolean;
+  readonly callTimeoutSeconds: number;
+  readonly environment: readonly string[];
 }
 
 /** `candor.evolution.remote`, `candor.github.*` (all user settings only) and `candor.evolution.ciTimeoutMinutes`. */
@@ -154,7 +181,26 @@ export function resolveCandorSettings({ inspect, trusted, confirmedUrls }: Resol
     openRepositoryInParentFolders: read.get('git.openRepositoryInParentFolders', (v): v is ParentFolders => v === 'always' || v === 'never'),
     localServers: localServersOf(inspect<unknown>('localServers')),
     pendingUrls: [...urls.pending],
+    commands: {
+      enabled: read.get('commands.enabled', isBoolean),
+      autoApprove: names(read.get('commands.autoApprove', isStringList)),
+      network: read.get('commands.network', isString) === 'on',
+      timeoutSeconds: read.atLeast('commands.timeoutSeconds', 1),
+      environment: names(read.get('commands.environment', isStringList)),
+      bindIgnored: names(read.get('commands.bindIgnored', isStringList)),
+    },
+    mcp: {
+      enabled: read.get('mcp.enabled', isBoolean),
+      autoApproveReadOnly: read.get('mcp.autoApproveReadOnly', isBoolean),
+      callTimeoutSeconds: read.atLeast('mcp.callTimeoutSeconds', 1),
+      environment: names(read.get('mcp.environment', isStringList)),
+    },
   };
+}
+
+/** A list setting's entries, trimmed, blanks dropped. */
+function names(list: readonly string[]): string[] {
+  return list.map((entry) => entry.trim()).filter((entry) => entry !== '');
 }
 
 /** Workspace URLs the user confirmed, and those found that wait for it. */
@@ -241,7 +287,7 @@ function evolutionOf(read: SettingReader): EvolutionSettings {
     intervalMinutes: Math.max(0, read.num('evolution.intervalMinutes')),
     sandbox: read.get('evolution.sandbox', (v): v is SandboxMode => v === 'required' || v === 'off'),
     sandboxUid: Math.floor(read.atLeast('evolution.sandboxUid', 1)),
-    evolutionEnvironment: read.get('evolution.environment', isStringList).map((name) => name.trim()).filter((name) => name !== ''),
+    evolutionEnvironment: names(read.get('evolution.environment', isStringList)),
     maxChangedBytes: Math.floor(read.atLeast('evolution.maxChangedBytes', 1)),
     rerunFailedGate: read.get('evolution.rerunFailedGate', isBoolean),
     limits: {

@@ -1,11 +1,12 @@
 import type { ToolSpec } from '../messages';
-import { parseArgs, type ToolHost } from '../chat/tools';
+import { parseArgs, type ToolCall, type ToolHost } from '../chat/tools';
 import { errorMessage } from '../errorMessage';
 
 /** One tool: what the model is told of it, and what a call does. */
 export interface Tool {
   readonly spec: ToolSpec;
-  run(args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
+  /** `call` is absent only outside a chat turn (the CLI's change phase, tests). */
+  run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCall): Promise<string>;
 }
 
 /** A function tool whose arguments are one JSON object with exactly these properties. */
@@ -28,7 +29,7 @@ export function toolHost(tools: readonly Tool[], options: ToolHostOptions = {}):
   const bound = options.bound ?? ((text: string) => text);
   return {
     specs: () => tools.map((t) => t.spec),
-    run: async (name, rawArgs, signal) => {
+    run: async (name, rawArgs, signal, call) => {
       const tool = byName.get(name);
       if (!tool) return `Error: there is no tool "${name}". Tools: ${[...byName.keys()].join(', ')}.`;
       let args: Record<string, unknown>;
@@ -38,7 +39,7 @@ export function toolHost(tools: readonly Tool[], options: ToolHostOptions = {}):
         return `Error: the arguments are not a JSON object (${errorMessage(err)}).`;
       }
       try {
-        return bound(await tool.run(args, signal));
+        return bound(await tool.run(args, signal, call));
       } catch (err) {
         return `Error: ${errorMessage(err)}`;
       }
@@ -51,4 +52,25 @@ export function stringArg(args: Record<string, unknown>, key: string, fallback?:
   const value = args[key] ?? fallback;
   if (typeof value !== 'string') throw new Error(`"${key}" must be a string`);
   return value;
+}
+
+/**
+ * Several tool sets as one: the built-in tools, run_command, each MCP
+ * server's. Each set decides, call by call, what it offers (trust, the
+ * sandbox, a server that started); a name goes to the first set offering it.
+ */
+export function joinToolHosts(hosts: () => readonly ToolHost[]): ToolHost {
+  return {
+    prepare: async (signal) => {
+      await Promise.all(hosts().map((host) => host.prepare?.(signal)));
+    },
+    specs: () => hosts().flatMap((host) => host.specs()),
+    groups: () => new Map(hosts().flatMap((host) => [...(host.groups?.() ?? [])])),
+    run: async (name, args, signal, call) => {
+      const all = hosts();
+      const owner = all.find((host) => host.specs().some((spec) => spec.function.name === name));
+      if (owner) return owner.run(name, args, signal, call);
+      return `Error: there is no tool "${name}". Tools: ${all.flatMap((host) => host.specs().map((spec) => spec.function.name)).join(', ')}.`;
+    },
+  };
 }

@@ -9,6 +9,8 @@ import type { Conversation } from '../../../../src/core/chat/conversation';
 import type { ChatEvent, ChatSettings } from '../../../../src/core/chat/ports';
 
 import { parseArgs, type ToolHost } from '../../../../src/core/chat/tools';
+import type { ToolSpec } from '../../../../src/core/messages';
+import { gaugeTooltip, type GaugeState } from '../../../../src/core/context/gauge';
 import { Session } from '../../../../src/core/session/session';
 import { DriftLog } from '../../../../src/core/context';
 import { silentLogger } from '../../../../src/core/log';
@@ -174,5 +176,25 @@ describe('the chat loop against a real HTTP provider', () => {
     const gauge = events.find((e) => e.type === 'gauge');
     assert.ok(gauge?.type === 'gauge' && gauge.gauge.anchored, 'the anchor survives the reload');
     assert.deepEqual(transcriptOf(reopened.session).map((e) => e.kind), ['user', 'assistant']);
+  });
+
+  it('the gauge says what the tool definitions take and which MCP server brings how much, and warns once when they crowd the window', async () => {
+    const big = (name: string): ToolSpec => ({ type: 'function', function: { name, description: 'x'.repeat(4000), parameters: { type: 'object', properties: {} } } });
+    const specs = [...echoTool.specs(), big('mcp_docs_search'), big('mcp_docs_fetch')];
+    const withServer: ToolHost = { specs: () => specs, groups: () => new Map([['docs', ['mcp_docs_search', 'mcp_docs_fetch']]]), run: echoTool.run };
+    use({ rules: [{ respond: { text: 'ok' } }] });
+    settings = { ...settings, contextWindow: 4_000 };
+    const chat = open(undefined, withServer);
+    await chat.send('hi');
+    await chat.send('again');
+    const gauge = events.flatMap((e) => (e.type === 'gauge' ? [e.gauge] : [])).at(-1);
+    assert.equal(gauge?.tools?.count, 3);
+    assert.equal(gauge?.tools?.servers[0]?.name, 'docs');
+    assert.ok((gauge?.tools?.servers[0]?.tokens ?? 0) > 1500, `docs brings most of it: ${JSON.stringify(gauge?.tools)}`);
+    assert.ok((gauge?.tools?.tokens ?? 0) > (gauge?.tools?.servers[0]?.tokens ?? 0), 'the built-in tool counts too');
+    assert.match(gaugeTooltip(gauge as GaugeState), /^Tools: 3, [\d.]+K tokens; 'docs' [\d.]+K$/m);
+    const crowd = noticeTexts().filter((t) => /tool definitions alone take/.test(t));
+    assert.equal(crowd.length, 1, 'said once, not at every request');
+    assert.match(crowd[0] ?? '', /'docs' brings/);
   });
 });
