@@ -15,8 +15,11 @@ import type { Invocation, PreparedSandbox, Sandbox, SandboxRun } from './sandbox
  * `/media`, `/home` or `/root`, so host service sockets and other users'
  * files there are simply absent. Writable: the clone (not its `.git`, not
  * its dependency folder outside setup), the throwaway home and temp folder,
- * and fresh `/tmp` and `/dev/shm`. Host-global kernel state is read-only or
- * masked as Docker does it, and of `/sys` only the CPUs show. Every
+ * and fresh `/tmp` and `/dev/shm`. A command of the agent gets a view of
+ * the workspace instead of the clone, mounted at the workspace's own path,
+ * with the workspace's dependency folders read-only over it and fresh tmpfs
+ * folders for their caches (SandboxRun). Host-global kernel state is
+ * read-only or masked as Docker does it, and of `/sys` only the CPUs show. Every
  * capability is dropped, and the seccomp filter of seccomp.ts is loaded
  * last.
  *
@@ -115,7 +118,9 @@ function prepareBubblewrap(bwrap: string, run: SandboxRun, o: InvocationOptions)
 
 /** What the arguments take from the host that a gate's own commands cannot change. */
 interface HostView {
+  /** Where the working folder is mounted, and the host folder mounted there (the same one unless the run names a `cwdSource`). */
   readonly cwd: string;
+  readonly cwdSource: string;
   /** The throwaway home and temp folder, and the run's other writable folders. */
   readonly writable: readonly string[];
   /** The real home, always hidden. */
@@ -130,6 +135,7 @@ function hostView(run: SandboxRun, o: BubblewrapOptions): HostView {
   const system = systemFolders();
   return {
     cwd: realOrResolved(run.cwd),
+    cwdSource: realOrResolved(run.cwdSource ?? run.cwd),
     writable: unique([run.home, run.tmp, ...(run.writable ?? [])].map(realOrResolved)),
     home,
     system,
@@ -141,9 +147,11 @@ function hostView(run: SandboxRun, o: BubblewrapOptions): HostView {
  * The arguments before `--`, in an order that matters: a folder is bound
  * before a tmpfs over part of it, a tmpfs before binds beneath it, and
  * permissions and read-only remounts come last, once everything is in place.
+ * The run's own read-only binds come after the working folder's (so a dest
+ * inside it shows the bound folder), and its tmpfs folders after every bind.
  */
 function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): string[] {
-  const { cwd, writable, home, system } = view;
+  const { cwd, cwdSource, writable, home, system } = view;
   const used = [cwd, ...writable];
   // Never hide what the command must use (a hidden folder that merely holds the clone is fine: the clone is bound back).
   const hiddenAll = unique([...(home !== undefined ? [home] : []), ...existingReal(run.hidden ?? [])]).filter((dir) => dir !== '/' && !used.some((u) => within(u, dir)));
@@ -161,19 +169,93 @@ function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): 
   for (const dir of hidden) args.push('--tmpfs', dir);
   for (const dir of tools) args.push('--ro-bind', dir, dir);
   for (const dir of writable) args.push('--bind', dir, dir);
-  args.push('--bind', cwd, cwd);
-  const gitDir = path.join(cwd, '.git');
-  if (isRealFolder(gitDir)) args.push('--ro-bind', gitDir, gitDir);
-  const deps = path.join(cwd, DEPENDENCY_DIR);
-  if (!run.depsWritable && isRealFolder(deps)) args.push('--ro-bind', deps, deps);
-  const tmpfsRoots = ['/tmp', '/run', '/dev/shm', ...hidden];
+  args.push('--bind', cwdSource, cwd);
+  // `.git` and the dependency folder as the source has them: the folder that is mounted, not whatever is at `cwd` on the host.
+  const readOnlyInCwd = [...(isRealFolder(path.join(cwdSource, '.git')) ? ['.git'] : []), ...(!run.depsWritable && isRealFolder(path.join(cwdSource, DEPENDENCY_DIR)) ? [DEPENDENCY_DIR] : [])];
+  for (const relative of readOnlyInCwd) args.push('--ro-bind', path.join(cwdSource, relative), path.join(cwd, relative));
+  // Where each dest ends up, for the run's own binds and tmpfs folders: the last mount holding a path is the one that shows it.
+  const layers: Layer[] = [
+    { dest: '/' },
+    ...system.map((dir) => ({ dest: dir, source: dir, readOnly: true })),
+    ...['/tmp', '/run', '/dev/shm', ...hidden].map((dir) => ({ dest: dir })),
+    ...tools.map((dir) => ({ dest: dir, source: dir, readOnly: true })),
+    ...writable.map((dir) => ({ dest: dir, source: dir, readOnly: false })),
+    { dest: cwd, source: cwdSource, readOnly: false },
+    ...readOnlyInCwd.map((relative) => ({ dest: path.join(cwd, relative), source: path.join(cwdSource, relative), readOnly: true })),
+  ];
+  const { binds, tmpfsDests } = runMounts(run, layers, args, extraBinds(run.readOnlyBinds ?? [], home, hiddenAll));
+  const tmpfsRoots = ['/tmp', '/run', '/dev/shm', ...hidden, ...tmpfsDests];
   const sys = SYS_READ_ONLY.filter(isRealFolder);
-  for (const dir of skeleton([...sys, ...tools, ...writable, cwd], [...system, ...sys, ...tools, ...writable, cwd], tmpfsRoots)) args.push('--chmod', '0755', dir);
+  for (const dir of skeleton([...sys, ...tools, ...writable, cwd, ...binds, ...tmpfsDests], [...system, ...sys, ...tools, ...writable, cwd, ...binds], tmpfsRoots)) args.push('--chmod', '0755', dir);
   for (const dir of [...hidden, ...MASKED_KERNEL_DIRS.filter(isRealFolder)]) args.push('--remount-ro', dir);
   args.push('--remount-ro', '/', '--chdir', cwd, ...ISOLATION, ...capabilityArgs(o.user));
   if (!run.network) args.push('--unshare-net');
   args.push('--seccomp', String(FD_SECCOMP));
   return args;
+}
+
+/**
+ * The run's read-only binds, then its tmpfs folders, each where bubblewrap
+ * can make its mount point (canMountAt), pushed onto `args` and `layers`.
+ */
+function runMounts(run: SandboxRun, layers: Layer[], args: string[], readOnlyBinds: readonly { source: string; dest: string }[]): { binds: string[]; tmpfsDests: string[] } {
+  const binds: string[] = [];
+  for (const bind of readOnlyBinds) {
+    if (!canMountAt(layers, bind.dest)) continue;
+    args.push('--ro-bind', bind.source, bind.dest);
+    layers.push({ dest: bind.dest, source: bind.source, readOnly: true });
+    binds.push(bind.dest);
+  }
+  const tmpfsDests: string[] = [];
+  for (const dir of unique((run.tmpfs ?? []).filter((dest) => path.isAbsolute(dest)).map((dest) => path.resolve(dest)))) {
+    if (dir === '/' || !canMountAt(layers, dir)) continue;
+    // Writable for the uid the command runs as, whoever owns the mount (root, as root).
+    args.push('--perms', '1777', '--tmpfs', dir);
+    layers.push({ dest: dir });
+    tmpfsDests.push(dir);
+  }
+  return { binds, tmpfsDests };
+}
+
+/** One mount of the sandbox, in the order bubblewrap makes them: a bind shows `source` at `dest`; without a source, a tmpfs. */
+interface Layer {
+  readonly dest: string;
+  readonly source?: string;
+  readonly readOnly?: boolean;
+}
+
+/**
+ * Whether bubblewrap can mount something at `dest` without stopping the
+ * command. It needs a folder there, and makes a missing one (with its
+ * parents) in whatever mount shows that place: a tmpfs, or a writable bind
+ * (on the host, then, as the uid bubblewrap runs as). Inside a read-only
+ * bind it cannot, and stops ("Can't mkdir … Read-only file system"): such a
+ * dest is left out, unless the bound folder already has it, as a real
+ * folder and not a link (a link would aim the mount elsewhere).
+ */
+function canMountAt(layers: readonly Layer[], dest: string): boolean {
+  const shown = layers.filter((layer) => within(layer.dest, dest)).at(-1);
+  if (shown?.source === undefined || shown.readOnly !== true) return true;
+  const host = path.join(shown.source, path.relative(shown.dest, dest));
+  return isRealFolder(host) && realOrUndefined(host) === host;
+}
+
+/**
+ * The run's read-only binds, by the real path of their source: those whose
+ * source exists, and neither holds a hidden folder (the real home among
+ * them) nor lies in one other than the home (a dependency folder that is a
+ * link into the data folder shows nothing). The dest is taken as given:
+ * where the command looks.
+ */
+function extraBinds(binds: readonly { readonly source: string; readonly dest: string }[], home: string | undefined, hidden: readonly string[]): { source: string; dest: string }[] {
+  const kept: { source: string; dest: string }[] = [];
+  for (const bind of binds) {
+    const source = realOrUndefined(bind.source);
+    if (source === undefined || source === '/' || !path.isAbsolute(bind.dest)) continue;
+    if (hidden.some((dir) => within(source, dir) || (dir !== home && within(dir, source)))) continue;
+    kept.push({ source, dest: path.resolve(bind.dest) });
+  }
+  return kept;
 }
 
 /**

@@ -33,6 +33,24 @@ export type SandboxMode = 'required' | 'off';
 export interface SandboxRun {
   /** The scratch clone: the working folder, writable except its `.git`. */
   readonly cwd: string;
+  /**
+   * The folder shown at `cwd` (default: `cwd` itself): a command of the
+   * agent runs at the workspace's own path over a view of it, a copy the
+   * command may change, while the workspace stays out of reach. Its `.git`
+   * and dependency folder are the ones mounted read-only. On macOS nothing is
+   * mounted: the command runs in this folder, and `cwd` is hidden.
+   */
+  readonly cwdSource?: string;
+  /**
+   * Host folders shown read-only at `dest`, after the working folder (so a
+   * dest inside it shows the source there): the workspace's dependency
+   * folders. A source that is missing, holds a hidden folder or lies in one
+   * (the home aside) is left out, and so is a dest that cannot be made
+   * (bubblewrap.ts, canMountAt).
+   */
+  readonly readOnlyBinds?: readonly { readonly source: string; readonly dest: string }[];
+  /** Fresh, empty, writable folders, after every bind (a cache inside a read-only dependency folder); left out where no mount point can be made. */
+  readonly tmpfs?: readonly string[];
   /** The throwaway home and temp folder of this run (writable, outside the clone and the data folder). */
   readonly home: string;
   readonly tmp: string;
@@ -274,9 +292,14 @@ function seatbelt(exec: string): Sandbox {
     kind: 'seatbelt',
     wrap(command, run) {
       const home = realOrResolved(os.homedir());
-      const hidden = hiddenFor(run.hidden);
+      // UNTESTED (no Mac runs the tests): with a `cwdSource` (a view of the workspace) nothing is mounted, so the command works
+      // in the view itself, the workspace behind it is hidden, and only the read-only binds' sources are readable there.
+      const cwd = realOrResolved(run.cwdSource ?? run.cwd);
+      const behind = realOrResolved(run.cwd);
+      const hidden = hiddenFor([...(run.hidden ?? []), ...(behind !== cwd ? [behind] : [])]);
+      const readable = (run.readOnlyBinds ?? []).map((bind) => realOrResolved(bind.source));
       const profile = seatbeltProfile(
-        { ...run, cwd: realOrResolved(run.cwd), home: realOrResolved(run.home), tmp: realOrResolved(run.tmp), writable: (run.writable ?? []).map(realOrResolved), hidden },
+        { ...run, cwd, home: realOrResolved(run.home), tmp: realOrResolved(run.tmp), writable: (run.writable ?? []).map(realOrResolved), hidden, readable },
         toolchainFolders(home, hidden, process.env),
       );
       return { file: exec, args: ['-p', profile, '/bin/sh', '-c', command] };

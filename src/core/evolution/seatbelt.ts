@@ -21,6 +21,8 @@ export interface SeatbeltRun {
   readonly writable?: readonly string[];
   /** Real paths, the real home among them. */
   readonly hidden: readonly string[];
+  /** Real paths readable even inside a hidden folder: a view's dependency folders, in the workspace (untested, as all of this file). */
+  readonly readable?: readonly string[];
   readonly network: boolean;
   readonly depsWritable: boolean;
 }
@@ -40,6 +42,7 @@ export function seatbeltProfile(run: SeatbeltRun, toolchains: readonly string[])
     '(allow sysctl-read mach-lookup ipc-posix-shm iokit-open)',
     `(allow file-read* (require-all (subpath "/") ${notHidden}))`,
     ...(toolchains.length > 0 ? [`(allow file-read* ${toolchains.map((dir) => `(subpath ${quote(dir)})`).join(' ')})`] : []),
+    ...((run.readable ?? []).length > 0 ? [`(allow file-read* ${(run.readable ?? []).map((dir) => `(subpath ${quote(dir)})`).join(' ')})`] : []),
     `(allow file-read* (subpath ${quote(run.cwd)}) ${writable})`,
     `(allow file-write* (require-all (subpath ${quote(run.cwd)}) ${readOnlyInClone}))`,
     `(allow file-write* ${writable})`,

@@ -8,11 +8,13 @@ import { GitGuardError, classifyGitFailure } from './errors';
 import { CALL_CONFIG, GLOBAL_OPTIONS, GUARD_GIT_ENV, gitEnvironment, transportFor, type Transport } from './hostileConfig';
 import { ceilingFor, explainNotARepo, isWithin, samePath, type ParentFolderRule } from './parents';
 import { realOrResolved } from '../realPath';
+import { FILE_LISTS, checkRev, isDirectory, lines, type FileList } from './guardInputs';
 import { parsePorcelainV2, type GitStatus } from './status';
 import { noUnsavedBuffers, unsavedInWorktree, type UnsavedBufferSource } from './unsaved';
 import { parseHistory, parseLog, parseTrailers, type CommitSummary, type HistoryEntry, type Trailer } from './parse';
 import { pushBranch, pushRedirects, remoteUrl, takeBranch, type GuardedRepository, type HandOffOptions, type HandOffResult, type HooksOption, type PushResult } from './shapedWrites';
 export type { HandOffOptions, HandOffResult, HooksOption, PushResult } from './shapedWrites';
+export type { FileList } from './guardInputs';
 
 export interface GuardOptions {
   /**
@@ -207,6 +209,23 @@ export class ReadOnlyGit {
     return hash === '' ? undefined : hash;
   }
 
+  /**
+   * One of the file lists a copy of the work tree is made from
+   * (src/core/commands/view), as its NUL-separated records: `work`, each
+   * tracked file as `<mode> <blob> <stage>\t<path>` and each untracked one not
+   * ignored as `<path>`; `ignored`, what git ignores, a wholly ignored folder
+   * as `<path>/`; `staged`, HEAD against the index as raw diff records.
+   */
+  async listFiles(which: FileList): Promise<string[]> {
+    return (await this.#run(FILE_LISTS[which])).split('\0').filter((record) => record !== '');
+  }
+
+  /** The exact bytes of one blob, named by its full object name (`show <oid>^{blob}`, no conversion). */
+  blob(oid: string): Promise<Buffer> {
+    if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(oid)) return Promise.reject(new GitGuardError('invalid', `not an object name: ${JSON.stringify(oid)}`));
+    return runGit(this.#git, this.root, { subcommand: 'show', args: ['--no-textconv', '--no-ext-diff', '--no-color', `${oid}^{blob}`] }, 'bytes');
+  }
+
   /** Of the given repository-relative paths, those git ignores (untracked and matched by an ignore rule). */
   async ignoredAmong(paths: readonly string[]): Promise<Set<string>> {
     const ignored = new Set<string>();
@@ -295,10 +314,14 @@ export function openWorkspaceRepo(dir: string, options: GuardOptions = {}): Prom
  * allow-list before anything runs; per-call config goes in front of the
  * subcommand as `-c key=value`.
  */
-async function runGit(git: SimpleGit, where: string, invocation: Invocation): Promise<string> {
+function runGit(git: SimpleGit, where: string, invocation: Invocation): Promise<string>;
+function runGit(git: SimpleGit, where: string, invocation: Invocation, output: 'bytes'): Promise<Buffer>;
+async function runGit(git: SimpleGit, where: string, invocation: Invocation, output: 'text' | 'bytes' = 'text'): Promise<string | Buffer> {
   checkInvocation(invocation);
   const configArgs = (invocation.config ?? []).flatMap((pair) => ['-c', pair]);
   try {
+    // Bytes only for a blob's content: simple-git's raw decodes as UTF-8, which would change a binary file.
+    if (output === 'bytes' && invocation.subcommand === 'show') return await git.showBuffer([...invocation.args]);
     return await git.raw([...GLOBAL_OPTIONS, ...configArgs, invocation.subcommand, ...invocation.args]);
   } catch (err) {
     throw classifyGitFailure(err, where);
@@ -328,23 +351,4 @@ function makeGit(baseDir: string, settings: GitSettings, call: { ceiling: string
       allowUnsafeCustomBinary: true,
     },
   }).env(gitEnvironment({ secrets: settings.secrets, ceiling: call.ceiling, transport: call.transport }));
-}
-
-function checkRev(rev: string): string {
-  if (typeof rev !== 'string' || rev === '' || rev.length > 256 || rev.startsWith('-') || /[\0\n\r]/.test(rev)) {
-    throw new GitGuardError('invalid', `not a revision: ${JSON.stringify(rev)}`);
-  }
-  return rev;
-}
-
-function lines(text: string): string[] {
-  return text.split('\n').map((line) => line.replace(/\r$/, '')).filter((line) => line !== '');
-}
-
-function isDirectory(target: string): boolean {
-  try {
-    return fs.statSync(target).isDirectory();
-  } catch {
-    return false;
-  }
 }

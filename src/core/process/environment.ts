@@ -125,6 +125,37 @@ export function gateEnvironment(o: GateEnvironmentOptions): ChildEnvironment {
   return childEnvironment({ use: 'the evolution gate', names: o.network ? PROXY_NAMES : [], extraNames: o.extraNames, set, withhold: o.withhold, base });
 }
 
+/**
+ * The environment of a command the agent runs (`run_command`), in the
+ * sandbox over a view of the workspace: CORE_NAMES; USER and LOGNAME naming
+ * the uid it runs as; HOME, TMPDIR, TMP and TEMP throwaway; `CI=1`, since
+ * nothing answers on its standard input (a test runner's watch mode or a
+ * prompt would wait for the timeout); the toolchain locations that point
+ * into a visible folder; the names the user listed
+ * (`candor.commands.environment`); with the network, the proxy variables.
+ * Never the evolution gate's marker: this is not the gate.
+ */
+export function commandEnvironment(o: GateEnvironmentOptions): ChildEnvironment {
+  const base = o.base ?? process.env;
+  const set: Record<string, string> = {
+    USER: o.user,
+    LOGNAME: o.user,
+    HOME: o.home,
+    TMPDIR: o.tmp,
+    TMP: o.tmp,
+    TEMP: o.tmp,
+    CI: '1',
+    ...(process.platform === 'win32' ? { USERPROFILE: o.home } : {}),
+  };
+  for (const name of TOOLCHAIN_NAMES) {
+    const value = base[name];
+    if (value === undefined || value === '' || !path.isAbsolute(value)) continue;
+    const dir = path.resolve(value);
+    if (o.isVisible(dir)) set[name] = dir;
+  }
+  return childEnvironment({ use: 'a command', names: o.network ? PROXY_NAMES : [], extraNames: o.extraNames, set, withhold: o.withhold, base });
+}
+
 /** Whether `entry` can name variables: a name of letters, digits and `_` not starting with a digit, optionally ending in `*`. */
 export function isEnvironmentEntry(entry: string): boolean {
   return /^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(entry);

@@ -9,8 +9,16 @@ export const BUILT_IN_PROMPT = [
   'You are Candor, a coding assistant inside VS Code.',
   'Be direct and honest: say what you know, what you do not, and what you did.',
   'Use the tools to read the workspace before you answer questions about it.',
-  'Propose edits with propose_edit; the user accepts or rejects each one in the editor.',
+  'Propose edits with propose_edit; each stays pending while you go on, and the user accepts or rejects it in the chat.',
   'Never suggest commands that discard the user\'s uncommitted work.',
+].join('\n');
+
+/** Said whenever run_command is offered; the same words every time, so the prompt stays byte-stable. */
+export const COMMAND_RULES = [
+  '## Commands',
+  'run_command runs a shell line in a sandboxed copy of the workspace: it sees your pending proposals and the user\'s unsaved changes, so you can test an edit before the user accepts it.',
+  'The workspace itself is read-only to commands: nothing they write reaches the user\'s files, and their changes are not kept for the user. Make changes with propose_edit.',
+  'The user approves each command; one they decline did not run. Commands have no network unless the user turned it on.',
 ].join('\n');
 
 export interface SystemPromptInputs {
@@ -34,6 +42,7 @@ export function buildSystemPrompt(inputs: SystemPromptInputs): SystemPrompt {
     parts.push('## Workspace memory (notes you saved earlier with the remember tool)\n' + inputs.memory.trim());
   }
   if (inputs.toolNames.length > 0) parts.push('## Tools\n' + [...inputs.toolNames].sort().join(', '));
+  if (inputs.toolNames.includes('run_command')) parts.push(COMMAND_RULES);
   return { text: parts.join('\n\n'), prompt: inputs.prompt };
 }
 

@@ -96,3 +96,33 @@ async function realOrSelf(target: string): Promise<string> {
     return path.resolve(target);
   }
 }
+
+/**
+ * `confine` for a file that may not exist yet (an edit proposing a new
+ * file): an existing path is confined as it is, and must be a file; a
+ * missing one by its nearest existing folder, which must lie inside a
+ * workspace folder.
+ */
+export async function confineTarget(roots: readonly string[], input: string): Promise<ConfinedPath> {
+  const found = await confineMaybeMissing(roots, input);
+  const stat = await fs.stat(found.absolute).catch(() => undefined);
+  if (stat?.isDirectory() === true) throw new WorkspaceToolError('invalid', `${input} is a folder, not a file`);
+  return found;
+}
+
+async function confineMaybeMissing(roots: readonly string[], input: string): Promise<ConfinedPath> {
+  try {
+    return await confine(roots, input);
+  } catch (err) {
+    if (!(err instanceof WorkspaceToolError) || err.kind !== 'not-found') throw err;
+  }
+  const base = path.basename(input);
+  if (base === '' || base === '.' || base === '..') throw new WorkspaceToolError('invalid', `${input} does not name a file`);
+  const parent = await confineMaybeMissing(roots, path.dirname(input) || '.');
+  const absolute = path.join(parent.absolute, base);
+  // A link whose target is missing: writing the new file would write wherever it points.
+  if ((await fs.lstat(absolute).catch(() => undefined))?.isSymbolicLink() === true) throw new WorkspaceToolError('symlink-outside', `${input} is a symlink to a file that does not exist; Candor does not write through it`);
+  const relative = path.relative(await realOrSelf(parent.root), absolute);
+  if (isGitInternal(relative)) throw new WorkspaceToolError('git-internal', `${input} is inside git's own directory`);
+  return { root: parent.root, absolute, display: displayPath(roots, parent.root, relative) };
+}

@@ -3,4 +3,4 @@ export { readFile } from './readFile';
 export { listFiles } from './listFiles';
 export { searchText } from './searchText';
 export { gitStatusTool, gitDiffTool, gitLogTool } from './gitTools';
-export { confine } from './confine';
+export { confine, confineTarget } from './confine';

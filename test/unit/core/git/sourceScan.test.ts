@@ -67,7 +67,7 @@ describe('git guard source', () => {
     }
   });
 
-  it('starts git in exactly one place, through simple-git raw after the allow-list check', () => {
+  it('starts git in exactly one place, through simple-git raw (or showBuffer, for a blob\'s bytes) after the allow-list check', () => {
     const all = sources();
     const raw = all.flatMap(({ file, code }) => [...code.matchAll(/\.raw\(/g)].map(() => file));
     assert.deepEqual(raw, [GUARD]);
@@ -77,20 +77,23 @@ describe('git guard source', () => {
     const [check, call] = [runGit.indexOf('checkInvocation(invocation)'), runGit.indexOf('.raw(')];
     assert.ok(check >= 0 && call >= 0, 'runGit checks the invocation and calls raw');
     assert.ok(check < call, 'the check comes before the call');
+    const bytes = runGit.indexOf('.showBuffer(');
+    assert.ok(bytes > check, 'the bytes of a blob are read after the check too');
     assert.ok(guard.includes("from 'simple-git'"), 'the scan sees the guard import simple-git');
     for (const { file, code } of all) {
       assert.ok(!/child_process|execFile|execSync|\bspawn\w*\(/.test(code), `${file} starts processes another way`);
       if (file !== GUARD) assert.ok(!code.includes('simple-git'), `${file} imports simple-git`);
     }
-    // The simple-git instance (`git`, `this.#git`, `probe`) is only ever asked for `raw`:
-    // none of its helpers (stash, reset, clean, checkout, …) is called.
+    // The simple-git instance (`git`, `this.#git`, `probe`) is only ever asked for `raw` and
+    // `showBuffer` (`git show`, a read): none of its helpers (stash, reset, clean, checkout, …) is called.
     const called = new Set([...guard.matchAll(/(?:\bgit|#git|\bprobe)\s*\.\s*(\w+)\s*\(/g)].map((m) => m[1]));
-    assert.deepEqual([...called], ['raw']);
+    assert.deepEqual([...called].sort(), ['raw', 'showBuffer']);
   });
 
   it('offers reads, the hand-off and the push, and no raw, exec or instance accessor', () => {
     const methods = Object.getOwnPropertyNames(ReadOnlyGit.prototype).filter((name) => name !== 'constructor').sort();
     assert.deepEqual(methods, [
+      'blob',
       'diffStaged',
       'diffUnstaged',
       'dirtyState',
@@ -98,6 +101,7 @@ describe('git guard source', () => {
       'history',
       'ignoredAmong',
       'inProgress',
+      'listFiles',
       'log',
       'overview',
       'pushBranch',

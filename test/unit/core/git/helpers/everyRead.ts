@@ -19,6 +19,9 @@ export async function runEveryRead(repo: ReadOnlyGit, unsaved: UnsavedBufferSour
     repo.dirtyState(unsaved),
     repo.overview(unsaved),
     repo.ignoredAmong(['debug.log', 'src/a.txt']),
+    repo.listFiles('work'),
+    repo.listFiles('ignored'),
+    repo.listFiles('staged'),
     gitStatusTool(repo, { unsaved }),
     gitDiffTool(repo),
     gitLogTool(repo),
@@ -26,6 +29,9 @@ export async function runEveryRead(repo: ReadOnlyGit, unsaved: UnsavedBufferSour
     listFiles([repo.root], '.', { recursive: true }),
     searchText([repo.root], 'a'),
   ];
+  // A blob's bytes, as the command view reads HEAD's version of a changed file.
+  const oid = head !== undefined && readablePaths[0] !== undefined ? await repo.revParse(`HEAD:${readablePaths[0]}`).catch(() => undefined) : undefined;
+  if (oid !== undefined) calls.push(repo.blob(oid));
   if (head !== undefined) calls.push(repo.show('HEAD'), ...readablePaths.map((p) => repo.show(`${head}:${p}`).catch(() => 'not in HEAD')));
   await Promise.all(calls);
   return calls.length;

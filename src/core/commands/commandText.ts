@@ -1,0 +1,66 @@
+/**
+ * The rules about a command line that approval rests on
+ * (docs/architecture.md, "Commands"): when a remembered or configured
+ * prefix covers a line, and when a line may be typed into a terminal.
+ */
+
+/** Characters that chain, substitute or redirect when they stand outside quotes. */
+const SHELL_OPERATORS = new Set([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\r']);
+
+/**
+ * Whether `prefix` covers `command`: the line starts with it, at a word's
+ * end, and the rest of the line holds no shell operator outside quotes.
+ * Inside double quotes `$` and backquote still expand, so they count there
+ * too; inside single quotes nothing does. `npm test` covers `npm test --
+ * --grep x`, never `npm testx`, `npm test; curl …` or `npm test $(…)`.
+ */
+export function prefixCovers(prefix: string, command: string): boolean {
+  const wanted = prefix.trim();
+  if (wanted === '') return false;
+  const line = command.trim();
+  if (line === wanted) return true;
+  if (!line.startsWith(wanted)) return false;
+  const rest = line.slice(wanted.length);
+  if (!/^\s/.test(rest) && !/\s$/.test(prefix)) return false;
+  return !hasOperatorOutsideQuotes(rest);
+}
+
+/** Whether the text has a shell operator (SHELL_OPERATORS) that is not inside single quotes (or, for `$` and backquote, inside any quotes). */
+export function hasOperatorOutsideQuotes(text: string): boolean {
+  let quote: "'" | '"' | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      continue;
+    }
+    if (c === '\\' && quote === undefined && text[i + 1] !== '\n' && text[i + 1] !== '\r') {
+      i++;
+      continue;
+    }
+    if (quote === '"') {
+      if (c === '"') quote = undefined;
+      else if (c === '$' || c === '`' || c === '\n' || c === '\r') return true;
+      else if (c === '\\') i++;
+      continue;
+    }
+    if (c === "'" || c === '"') quote = c;
+    else if (SHELL_OPERATORS.has(c)) return true;
+  }
+  // An open quote leaves the rest to whatever the shell reads next: not covered.
+  return quote !== undefined;
+}
+
+/**
+ * Why the line must not be typed into a terminal, or undefined: a newline,
+ * a carriage return or any other control character would run (or hide)
+ * more than the user sees.
+ */
+export function terminalRefusal(command: string): string | undefined {
+  if (/[\n\r]/.test(command)) return 'it holds a line break, which a terminal would run as it is typed';
+  // C0 and C1 controls and DEL: a terminal acts on them.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(command)) return 'it holds a control character, which a terminal would act on';
+  if (/[\u200b-\u200f\u202a-\u202e\u2066-\u2069\u061c\ufeff]/.test(command)) return 'it holds an invisible or bidirectional character, which would hide what runs';
+  return undefined;
+}

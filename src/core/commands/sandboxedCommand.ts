@@ -1,0 +1,202 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { within } from '../evolution/bubblewrap';
+import { runInvocation } from '../evolution/command';
+import type { GateCgroup } from '../evolution/cgroup';
+import { openGateCgroup, releaseGateCgroup } from '../evolution/gateCgroups';
+import { prepareForGateUser, type GateUser } from '../evolution/gateUser';
+import { DEFAULT_GATE_LIMITS, type GateLimits } from '../evolution/limits';
+import { DEPENDENCY_DIR } from '../evolution/paths';
+import { GateInputs, prepareSandbox, type Sandbox, type SandboxRun } from '../evolution/sandbox';
+import { KindError } from '../kindError';
+import { commandEnvironment } from '../process/environment';
+import { realOrResolved } from '../realPath';
+import { redact } from '../redact';
+import { OutputExplainer, lastLines, stripAnsi, type ViewCommandResult } from './commandReport';
+
+export { describeForModel, type ViewCommandResult } from './commandReport';
+
+/**
+ * One shell command of the agent (`run_command`), in the evolution gate's
+ * OS sandbox (docs/architecture.md, "Sandbox") over a view of the
+ * workspace: a copy of it under Candor's data folder, mounted at the
+ * workspace's own path, so the command finds its files where the user keeps
+ * them and may change them, and not one byte of the user's work changes.
+ * Nothing else of the workspace is mounted but its dependency folders,
+ * read-only. The command's output came from code the model chose to run:
+ * the sandbox assumes it hostile, as the gate does.
+ */
+
+export interface ViewCommand {
+  /** bubblewrap (or Seatbelt); never the sandbox that is off: commands never run unsandboxed. */
+  readonly sandbox: Sandbox;
+  /** The view folder. */
+  readonly view: string;
+  /** Where the view is mounted inside the sandbox. */
+  readonly workspaceRoot: string;
+  /** Absolute, inside workspaceRoot: where the command starts. */
+  readonly cwd: string;
+  readonly command: string;
+  /** Dependency folders of the workspace (the view's mounts); one whose real path is not in the workspace is left out. */
+  readonly readOnlyBinds: readonly { readonly source: string; readonly dest: string }[];
+  readonly tmpfs: readonly string[];
+  /** Candor's data folder, …; the real home is always hidden. */
+  readonly hidden: readonly string[];
+  /** `candor.commands.network === 'on'`. */
+  readonly network: boolean;
+  /** `candor.commands.environment`: names added to the allow-list. */
+  readonly environment: readonly string[];
+  /** Values no variable may hold (the API key from SecretStorage). */
+  readonly withhold: readonly string[];
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+  /** The raw output as it comes (the caller bounds and redacts what it shows). */
+  readonly onOutput: (text: string) => void;
+  /** Default DEFAULT_GATE_LIMITS; the disk limit covers the view and the throwaway home and temp folder. */
+  readonly limits?: Omit<GateLimits, 'diskPaths'>;
+}
+
+export type CommandErrorKind =
+  /** The sandbox is off: a command of the agent never runs without one. */
+  | 'unsandboxed'
+  /** `cwd` is not inside the workspace, or the view is missing: a bug of the caller, never run. */
+  | 'outside-view';
+
+export class CommandError extends KindError<CommandErrorKind> {
+  override readonly name = 'CommandError';
+}
+
+/** The tail runInvocation keeps; cut to TAIL_BYTES once escape sequences are gone. */
+const RAW_TAIL_BYTES = 16 * 1024;
+
+/**
+ * Runs `c.command` with `/bin/sh -c` in the sandbox and resolves once it and
+ * everything it started are gone: at its end, at the timeout, or when
+ * `c.signal` stops it. It gets a throwaway home and temp folder of its own
+ * (the gate user's when Candor is root), the allow-listed environment of
+ * commandEnvironment, the gate's limits in a cgroup of its own where the
+ * host has one, and the network only when asked. Throws CommandError for the
+ * sandbox that is off and for a `cwd` outside the workspace.
+ */
+export async function runInView(c: ViewCommand): Promise<ViewCommandResult> {
+  if (c.sandbox.kind === 'off') {
+    throw new CommandError('unsandboxed', "the agent's commands never run without an OS sandbox, and candor.evolution.sandbox is \"off\": turn it back on (bubblewrap on Linux) to let the agent run commands");
+  }
+  const root = path.resolve(c.workspaceRoot);
+  const relative = path.relative(root, path.resolve(c.cwd));
+  if (!path.isAbsolute(c.cwd) || !within(root, path.resolve(c.cwd))) throw new CommandError('outside-view', `the command's folder ${c.cwd} is not inside the workspace ${root}`);
+  if (!isFolder(c.view)) throw new CommandError('outside-view', `the view of the workspace (${c.view}) is missing`);
+  const workspace = realOrResolved(root);
+  const view = realOrResolved(c.view);
+  // In the sandbox the view is at the workspace's real path; on macOS (no mounts) the command works in the view itself.
+  const start = path.join(c.sandbox.kind === 'seatbelt' ? view : workspace, relative);
+  const throwaway = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-command-'));
+  const home = path.join(throwaway, 'home');
+  const tmp = path.join(throwaway, 'tmp');
+  fs.mkdirSync(home);
+  fs.mkdirSync(tmp);
+  const limits = { ...(c.limits ?? DEFAULT_GATE_LIMITS), diskPaths: [view, throwaway] };
+  let cgroup: GateCgroup | undefined;
+  try {
+    cgroup = openGateCgroup(limits);
+    const user = c.sandbox.user;
+    if (user !== undefined) await prepareHome(user, workspace, home, tmp);
+    const { env, secrets } = commandEnvironment({
+      home,
+      tmp,
+      user: user?.name ?? os.userInfo().username,
+      network: c.network,
+      extraNames: c.environment,
+      isVisible: (dir) => c.sandbox.isVisible(dir, c.hidden),
+      withhold: c.withhold,
+    });
+    const run = viewRun(c, { workspace, view, home, tmp });
+    const invocation = prepareSandbox(c.sandbox, run).wrap(`cd -- ${shellQuote(start)} || exit 1\n${c.command}`);
+    const readOnly = [path.join(workspace, '.git'), path.join(workspace, DEPENDENCY_DIR), ...(run.readOnlyBinds ?? []).map((bind) => bind.dest)];
+    const explainer = new OutputExplainer({ workspace, cwd: start, writable: [home, tmp, '/tmp', '/dev/shm'].map(realOrResolved), readOnly, network: c.network });
+    // The seccomp program and the gate user's passwd and group files: fds 3, 4, 5 of bubblewrap.
+    const inputs = new GateInputs(throwaway).open(invocation.inputs);
+    const result = await runInvocation(invocation, {
+      cwd: view,
+      env,
+      timeoutMs: c.timeoutMs,
+      signal: c.signal,
+      onOutput: (text) => {
+        explainer.push(text);
+        c.onOutput(text);
+      },
+      tailBytes: RAW_TAIL_BYTES,
+      extraFds: inputs.fds,
+      // The sandbox switches to the gate user itself (setpriv inside bubblewrap): the process limit counts under that uid.
+      ...(user !== undefined ? { invocationUid: user.uid } : {}),
+      limits,
+      ...(cgroup !== undefined ? { cgroup } : {}),
+    }).finally(() => inputs.close());
+    const withheld = [...c.withhold, ...secrets];
+    const explanation = explainer.explanation();
+    return {
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      cancelled: result.cancelled,
+      crashed: result.crashed,
+      ms: result.ms,
+      tail: lastLines(result.tail, undefined, (text) => redact(stripAnsi(text), withheld)),
+      ...(result.limitHit !== undefined ? { limitHit: result.limitHit } : {}),
+      ...(explanation !== undefined ? { explanation } : {}),
+    };
+  } finally {
+    if (cgroup !== undefined) releaseGateCgroup(cgroup);
+    try {
+      fs.rmSync(throwaway, { recursive: true, force: true });
+    } catch {
+      // A command may leave a folder its owner cannot enter; a stray temp folder is no reason to lose the result.
+    }
+  }
+}
+
+/**
+ * The sandbox run of `c`: the view at the workspace's real path, and the
+ * workspace's own dependency folders and tmpfs folders at their places in
+ * it, never a link out of the workspace, never a place beside the view.
+ */
+function viewRun(c: ViewCommand, at: { readonly workspace: string; readonly view: string; readonly home: string; readonly tmp: string }): SandboxRun {
+  const root = path.resolve(c.workspaceRoot);
+  const inWorkspace = (target: string): boolean => path.isAbsolute(target) && within(root, path.resolve(target));
+  const inside = (target: string): string => path.join(at.workspace, path.relative(root, path.resolve(target)));
+  return {
+    cwd: at.workspace,
+    cwdSource: at.view,
+    home: at.home,
+    tmp: at.tmp,
+    hidden: c.hidden,
+    network: c.network,
+    depsWritable: false,
+    readOnlyBinds: c.readOnlyBinds.filter((bind) => inWorkspace(bind.dest) && within(at.workspace, realOrResolved(bind.source))).map((bind) => ({ source: bind.source, dest: inside(bind.dest) })),
+    tmpfs: c.tmpfs.filter(inWorkspace).map(inside),
+  };
+}
+
+/**
+ * The throwaway pair becomes the gate user's. The view's `.git` stays
+ * root's (mounted read-only), so its git would refuse the repository
+ * ("dubious ownership"): the home's git config names it safe, at the path
+ * the command sees it.
+ */
+async function prepareHome(user: GateUser, workspace: string, home: string, tmp: string): Promise<void> {
+  if (!/[\n\r]/.test(workspace)) fs.writeFileSync(path.join(home, '.gitconfig'), `[safe]\n\tdirectory = "${workspace.replace(/[\\"]/g, (ch) => `\\${ch}`)}"\n`);
+  await prepareForGateUser(home, user);
+  await prepareForGateUser(tmp, user);
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+function isFolder(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
