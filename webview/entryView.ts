@@ -1,5 +1,7 @@
-import type { TranscriptEntry } from '../src/protocol/chat';
+import type { ApprovalAnswer, ProposalAnswer, TranscriptEntry } from '../src/protocol/chat';
 import { button, iconButton } from './toolkit';
+import { renderApproval } from './approvalView';
+import { renderProposal } from './proposalView';
 import { renderMarkdown } from './markdown';
 import { copyButton } from './clipboard';
 import { icon } from './icons';
@@ -8,6 +10,8 @@ import { icon } from './icons';
 export interface EntryActions {
   feedback(entryId: string, value: 'up' | 'down'): void;
   retry(): void;
+  /** The user's answer to a command, an MCP call or a proposal waiting in the chat. */
+  answer(message: ApprovalAnswer | ProposalAnswer): void;
 }
 
 /** Entries whose full form is rendered only once they come near the screen: markdown, and the buttons beside it. */
@@ -87,6 +91,12 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: strin
       if (entry.retryable) el.append(button('Retry', 'primary', () => actions.retry()));
       return;
     }
+    case 'approval':
+      renderApproval(el, entry, (message) => actions.answer(message));
+      return;
+    case 'proposal':
+      renderProposal(el, entry, (message) => actions.answer(message));
+      return;
   }
   el.append(who, body);
 }
@@ -124,7 +134,7 @@ export function markMatches(el: HTMLElement, query: string): HTMLElement[] {
   const nodes: Text[] = [];
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     // Find looks in what an entry says, not in its labels and buttons (as the host's search does).
-    if (!node.parentElement?.closest('.who, vscode-button, summary')) nodes.push(node as Text);
+    if (!node.parentElement?.closest('.who, vscode-button, button, summary, label, .sr-only')) nodes.push(node as Text);
   }
   for (const node of nodes) {
     const text = node.data;

@@ -1,4 +1,4 @@
-import type { DriftView, GaugeState, GitInfo, HostMessage, ProviderInfo, WebviewMessage } from '../src/protocol/chat';
+import type { DriftView, GaugeState, GitInfo, HostMessage, ProviderInfo, ToolsInfo, WebviewMessage } from '../src/protocol/chat';
 import { registerToolkit, button, setDisabled } from './toolkit';
 import { renderDrift } from './drift';
 import { renderRants } from './rants';
@@ -26,6 +26,9 @@ const welcome = $('welcome');
 const emptyHint = $('empty-hint');
 const chatView = $('chat-view');
 const driftView = $('drift-view');
+/** The header's lines for the tools beyond the built-in ones: why commands are not offered, and MCP. */
+const commandsLine = $('tools-commands');
+const mcpLine = $('tools-mcp');
 
 const send = button('Send', 'primary', () => submit());
 const stop = button('Stop', 'secondary', () => vscode.postMessage({ type: 'stop' }));
@@ -46,6 +49,7 @@ const list = new TranscriptList(transcript, {
   loadOlder: (before) => vscode.postMessage({ type: 'loadOlder', session, before }),
   feedback: (entryId, value) => vscode.postMessage({ type: 'feedback', entryId, value }),
   retry: () => vscode.postMessage({ type: 'retry' }),
+  answer: (message) => vscode.postMessage(message),
 });
 /** A session with nothing in it says what to do; the offline welcome says more and takes its place. */
 const showEmptyHint = (): void => {
@@ -152,6 +156,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'git':
       setGit(message.git);
       break;
+    case 'tools':
+      setTools(message.tools);
+      break;
     case 'rants':
       renderRants($('rants-body'), $('rants-summary'), message.rants, message.runs, (m) => vscode.postMessage(m));
       break;
@@ -197,6 +204,14 @@ function setGit(git: GitInfo): void {
   gitLabel.replaceChildren(...(git.readOnly ? [icon('warning')] : []), text);
   gitLabel.title = git.reasons.join('\n');
   gitLabel.classList.toggle('dirty', git.readOnly);
+}
+
+/** A header row holding one line, hidden until it has something to say. */
+function setTools(tools: ToolsInfo): void {
+  commandsLine.textContent = tools.commands === null ? '' : `Commands: ${tools.commands}`;
+  (commandsLine.parentElement as HTMLElement).hidden = tools.commands === null;
+  mcpLine.textContent = tools.mcp ?? '';
+  (mcpLine.parentElement as HTMLElement).hidden = tools.mcp === null;
 }
 
 /**

@@ -94,7 +94,9 @@ export class TranscriptList {
     const text = 'text' in entry ? entry.text : '';
     const full = !rendersLazily(entry) || this.renderedBlocks.has(item.block);
     renderEntry(el, entry, text, full, this.callbacks);
+    const focus = focusIn(item.el);
     item.el.replaceWith(el);
+    if (focus) giveFocusBack(el, focus);
     Object.assign(item, { entry, el, text, full });
     this.afterChange();
   }
@@ -276,6 +278,34 @@ export class TranscriptList {
     this.loading = true;
     this.callbacks.loadOlder(oldest);
   }
+}
+
+interface KeptFocus {
+  readonly key: string | undefined;
+  readonly selection: readonly [number, number] | undefined;
+}
+
+/** Where the focus is inside `el`, if it is: what a new rendering of the same entry can find again (its `data-keep`). */
+function focusIn(el: HTMLElement): KeptFocus | undefined {
+  const active = document.activeElement;
+  if (!(active instanceof HTMLElement) || !el.contains(active)) return undefined;
+  const key = active.closest<HTMLElement>('[data-keep]')?.dataset.keep;
+  const selection = active instanceof HTMLTextAreaElement || active instanceof HTMLInputElement ? ([active.selectionStart ?? 0, active.selectionEnd ?? 0] as const) : undefined;
+  return { key, selection };
+}
+
+/**
+ * An entry sent again (a call decided, its output grown) is drawn anew; the
+ * focus inside it goes to the same control in the new one, or, when that
+ * control is gone (the buttons of an answered call), to the entry itself,
+ * so that Tab goes on from where the user was and not from the top.
+ */
+function giveFocusBack(el: HTMLElement, focus: KeptFocus): void {
+  const same = focus.key === undefined ? null : Array.from(el.querySelectorAll<HTMLElement>('[data-keep]')).find((e) => e.dataset.keep === focus.key && !e.closest('[hidden]'));
+  const target = same ?? el;
+  if (target === el && !el.hasAttribute('tabindex')) el.tabIndex = -1;
+  target.focus({ preventScroll: true });
+  if (focus.selection && (target instanceof HTMLTextAreaElement || target instanceof HTMLInputElement)) target.setSelectionRange(...focus.selection);
 }
 
 /** The notice the chat shows before it retries a request: "… Retrying (1 of 2) in 0.5 s…". */

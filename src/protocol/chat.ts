@@ -106,8 +106,17 @@ export type HostMessage =
   | { readonly type: 'git'; readonly git: GitInfo }
   | { readonly type: 'drift'; readonly drift: DriftView }
   | { readonly type: 'rants'; readonly rants: readonly RantView[]; readonly runs: readonly RunView[] }
+  | { readonly type: 'tools'; readonly tools: ToolsInfo }
   /** A command showed the view: the message box takes the focus. */
   | { readonly type: 'focus' };
+
+/** What the chat header says of the tools beyond the built-in ones. */
+export interface ToolsInfo {
+  /** null: run_command is offered; else the one line why not ("untrusted workspace", "no sandbox: …", "turned off"). */
+  readonly commands: string | null;
+  /** The MCP line ("MCP: 2 servers, 14 tools; 'github' failed"); null when MCP is off or no server is defined. */
+  readonly mcp: string | null;
+}
 
 /** The page of entries just older than those the view has, answering `loadOlder`. */
 export interface OlderEntriesMessage {
@@ -158,7 +167,28 @@ export type WebviewMessage =
   | { readonly type: 'dismissRant'; readonly id: string }
   | { readonly type: 'takeBranch'; readonly branch: string }
   | { readonly type: 'showDiff'; readonly branch: string }
-  | { readonly type: 'openPullRequest'; readonly branch: string };
+  | { readonly type: 'openPullRequest'; readonly branch: string }
+  | ApprovalAnswer
+  | ProposalAnswer;
+
+/**
+ * The user's answer to a call waiting in the chat. `run` is Run (a command)
+ * or Allow (an MCP tool); `always` may carry the prefix the user edited;
+ * `terminal` is Run in Terminal.
+ */
+export interface ApprovalAnswer {
+  readonly type: 'approval';
+  readonly id: string;
+  readonly decision: 'run' | 'deny' | 'always' | 'terminal';
+  readonly prefix?: string;
+}
+
+/** Accept or Reject of a pending proposal; `show` opens its diff in the editor. */
+export interface ProposalAnswer {
+  readonly type: 'proposal';
+  readonly id: string;
+  readonly decision: 'accept' | 'reject' | 'show';
+}
 
 /** The view scrolled up to its oldest entry: it asks for the page before it. */
 export interface LoadOlderMessage {
@@ -182,6 +212,9 @@ export interface FindMessage {
 const MAX_ID_CHARS = 512;
 /** Longest text find looks for. */
 export const MAX_FIND_CHARS = 1000;
+
+/** Longest command prefix Always Allow may remember. */
+export const MAX_PREFIX_CHARS = 4096;
 
 /** Longest message a user may send from the chat box (1 MiB of text). */
 export const MAX_SEND_CHARS = 1_048_576;
@@ -223,6 +256,14 @@ export function parseWebviewMessage(value: unknown, rules: WebviewMessageRules):
     }
     case 'dismissRant':
       return only('id') && typeof m.id === 'string' && /^[0-9a-z-]{1,64}$/.test(m.id) ? { type: 'dismissRant', id: m.id } : undefined;
+    case 'approval': {
+      if (!only('id', 'decision', 'prefix') || !id(m.id)) return undefined;
+      if (m.decision !== 'run' && m.decision !== 'deny' && m.decision !== 'always' && m.decision !== 'terminal') return undefined;
+      if (m.prefix !== undefined && (m.decision !== 'always' || typeof m.prefix !== 'string' || m.prefix.trim() === '' || m.prefix.length > MAX_PREFIX_CHARS)) return undefined;
+      return { type: 'approval', id: m.id, decision: m.decision, ...(typeof m.prefix === 'string' ? { prefix: m.prefix } : {}) };
+    }
+    case 'proposal':
+      return only('id', 'decision') && id(m.id) && (m.decision === 'accept' || m.decision === 'reject' || m.decision === 'show') ? { type: 'proposal', id: m.id, decision: m.decision } : undefined;
     case 'takeBranch':
     case 'showDiff':
     case 'openPullRequest':

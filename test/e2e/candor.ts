@@ -36,7 +36,7 @@ export async function waitIdle(page: Page, timeout = 60_000): Promise<void> {
   await frame.waitForFunction(() => !document.body.classList.contains('busy'), undefined, { timeout });
 }
 
-export async function chatButton(page: Page, name: string): Promise<Locator> {
+export async function chatButton(page: Page, name: string | RegExp): Promise<Locator> {
   return webviewByRole(page, 'button', name);
 }
 
@@ -79,4 +79,26 @@ export async function openFile(page: Page, name: string): Promise<void> {
   await row.first().waitFor({ state: 'visible', timeout: 10_000 });
   await row.first().click();
   await page.locator(`.tabs-container .tab[aria-label^="${name}"]`).first().waitFor({ state: 'visible', timeout: 10_000 });
+}
+
+/** The gauge's tooltip, as hovering it shows it. */
+export async function gaugeTooltip(page: Page): Promise<string> {
+  await page.mouse.move(10, 10);
+  await page.locator('.statusbar-item[id="candor.candor.candor.gauge"]').hover();
+  const hover = page.locator('.workbench-hover, .monaco-hover').filter({ hasText: 'Context:' }).first();
+  await hover.waitFor({ state: 'visible', timeout: 10_000 });
+  const text = await hover.innerText();
+  await page.mouse.move(10, 10);
+  return text;
+}
+
+/** Answers a modal dialog of the workbench (VS Code's own, not the chat's) with the button named `button`, after checking it says `says`. */
+export async function answerDialog(page: Page, says: string | RegExp, button: string, timeout = 30_000): Promise<string> {
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ state: 'visible', timeout });
+  const text = await dialog.innerText();
+  if (typeof says === 'string' ? !text.includes(says) : !says.test(text)) throw new Error(`the dialog says ${JSON.stringify(text)}, not ${String(says)}`);
+  await dialog.locator('.monaco-button', { hasText: button }).first().click();
+  await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+  return text;
 }

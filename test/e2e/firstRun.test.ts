@@ -10,23 +10,12 @@ import {
   activityBarItem, chatInputFocused, eventually, openActivityView, quickInputPrompt, runCommand, screenshot,
   useWorkbench, waitForWorkbench, webviewByRole, webviewFrame, writeScenario,
 } from './harness';
-import { openChat, sendMessage, transcriptText, waitForTranscript, waitIdle } from './candor';
+import { gaugeTooltip, openChat, sendMessage, transcriptText, waitForTranscript, waitIdle } from './candor';
 
 /** The side bar's heading ("CANDOR: CHAT", "EXPLORER"), '' while it is hidden. */
 async function sideBarHeading(page: Page): Promise<string> {
   if (!(await page.locator('.part.sidebar').isVisible())) return '';
   return (await page.locator('.part.sidebar .composite.title h2').first().innerText().catch(() => '')).trim().toUpperCase();
-}
-
-/** The gauge's tooltip, as hovering it shows it. */
-async function gaugeTooltip(page: Page): Promise<string> {
-  await page.mouse.move(10, 10);
-  await page.locator('.statusbar-item[id="candor.candor.candor.gauge"]').hover();
-  const hover = page.locator('.workbench-hover, .monaco-hover').filter({ hasText: 'Context:' }).first();
-  await hover.waitFor({ state: 'visible', timeout: 10_000 });
-  const text = await hover.innerText();
-  await page.mouse.move(10, 10);
-  return text;
 }
 
 /** Gives the keyboard to the workbench (the editor area), away from the chat. */

@@ -6,8 +6,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { eventually, screenshot, useWorkbench, waitForNotification, writeScenario } from './harness';
-import { openChat, openFile, sendMessage, waitForTranscript, waitIdle } from './candor';
+import { eventually, screenshot, useWorkbench, writeScenario } from './harness';
+import { chatButton, openChat, openFile, sendMessage, waitForTranscript, waitIdle } from './candor';
 import { GIT_SPY_DIR, callsIn, readSpyLog, writingCalls } from '../helpers/gitSpy';
 
 describe('git guard and workspace tools in VS Code', function () {
@@ -88,17 +88,22 @@ describe('git guard and workspace tools in VS Code', function () {
     assert.doesNotMatch(result, /root:x:0:0/);
   });
 
-  it('propose_edit: Accept puts the edit in the buffer, not on disk, and it can be undone', async () => {
+  it('propose_edit: the proposal waits in the chat; Accept puts the edit in the buffer, not on disk, and it can be undone', async () => {
     const readme = path.join(ctx.ws.dir, 'README.md');
     const before = fs.readFileSync(readme, 'utf8');
-    await openChat(ctx.page);
+    const frame = await openChat(ctx.page);
+    const results = await frame.locator('.entry.tool-result').count();
     await sendMessage(ctx.page, 'edit please');
-    await waitForNotification(ctx.page, 'Candor proposes an edit to README.md');
-    await ctx.page.locator('.notifications-toasts .monaco-button', { hasText: 'Accept' }).first().click();
+    // The turn does not wait for the decision: the model got its answer at once.
+    await eventually(async () => ((await frame.locator('.entry.tool-result').count()) > results ? true : undefined), 20_000, 'the tool result');
     await waitIdle(ctx.page);
+    assert.match((await frame.locator('.entry.tool-result pre').last().textContent()) ?? '', /pending the user's decision/);
+    assert.match(await frame.locator('.entry.proposal').last().innerText(), /\+# Candor demo workspace, edited by Candor/);
+    await (await chatButton(ctx.page, 'Accept README.md')).click();
     await eventually(async () => ((await ctx.page.locator('.monaco-editor:visible .view-lines').first().innerText()).replace(/\u00a0/g, ' ').includes('edited by Candor') ? true : undefined), 15_000, 'the buffer shows the edit');
     assert.equal(fs.readFileSync(readme, 'utf8'), before, 'nothing was written to disk');
     await ctx.page.locator('.tabs-container .tab.dirty[aria-label^="README.md"]').first().waitFor({ state: 'visible', timeout: 10_000 });
+    await eventually(async () => (/Accepted/.test(await frame.locator('.entry.proposal').last().innerText()) ? true : undefined), 10_000, 'the entry says accepted');
     await screenshot(ctx.page, 'git-propose-edit-accepted');
     await ctx.page.locator('.monaco-editor:visible .view-lines').first().click();
     await ctx.page.keyboard.press('Control+Z');
@@ -109,11 +114,12 @@ describe('git guard and workspace tools in VS Code', function () {
     const readme = path.join(ctx.ws.dir, 'README.md');
     const before = fs.readFileSync(readme, 'utf8');
     const frame = await openChat(ctx.page);
+    const proposals = await frame.locator('.entry.proposal').count();
     await sendMessage(ctx.page, 'edit please');
-    await waitForNotification(ctx.page, 'Candor proposes an edit to README.md');
-    await ctx.page.locator('.notifications-toasts .monaco-button', { hasText: 'Reject' }).first().click();
     await waitIdle(ctx.page);
-    assert.match((await frame.locator('.entry.tool-result pre').last().textContent()) ?? '', /rejected/);
+    await eventually(async () => ((await frame.locator('.entry.proposal').count()) > proposals ? true : undefined), 15_000, 'a new proposal');
+    await (await chatButton(ctx.page, 'Reject README.md')).click();
+    await eventually(async () => (/Rejected/.test(await frame.locator('.entry.proposal').last().innerText()) ? true : undefined), 10_000, 'the entry says rejected');
     assert.equal(fs.readFileSync(readme, 'utf8'), before);
   });
 

@@ -16,7 +16,6 @@ import { ProcessTransport } from './stdioTransport';
 import type { ExpandedServer } from './types';
 
 export type { McpConnection } from './connection';
-export { McpError } from './errors';
 
 export interface McpConnectOptions {
   readonly log: Logger;

@@ -23,7 +23,7 @@ import { ServerSlot, uniqueDefinitions, type ServerState, type ServerStatus } fr
 import type { ExpandedServer, McpServerDefinition, McpSource } from './types';
 import type { ExpandResult } from './variables';
 
-export type { ServerState, ServerStatus } from './serverState';
+export type { ServerStatus } from './serverState';
 
 export interface McpDefinitions {
   readonly servers: readonly McpServerDefinition[];

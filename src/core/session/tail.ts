@@ -86,10 +86,10 @@ export function entryCount(record: SessionRecord): number {
       if (m.role !== 'assistant') return 0;
       return (contentText(m) ? 1 : 0) + (m.tool_calls?.length ?? 0);
     }
+    // An approval or a proposal is written again as it changes: a page may hold an entry a newer page holds too, and the view keeps the newer.
     case 'partial':
     case 'notice':
     case 'compaction':
-    // Written again as it changes: a page may hold an entry a newer page holds too, and the view keeps the newer.
     case 'approval':
     case 'proposal':
       return 1;

@@ -1,4 +1,4 @@
-import type { ToolHost } from '../chat/tools';
+import type { ToolCall, ToolHost } from '../chat/tools';
 import type { ReadOnlyGit } from '../git/guard';
 import type { UnsavedBufferSource } from '../git/unsaved';
 import { rememberToolSpec } from '../memory/memory';
@@ -22,8 +22,8 @@ export interface AgentToolPorts {
   /** The guard of the repository holding a folder (the first folder when none is named). */
   readonly repository: (folder?: string) => Promise<ReadOnlyGit | undefined>;
   readonly unsaved: UnsavedBufferSource;
-  /** Applies through the editor and waits for the user's decision; returns what to tell the model. */
-  readonly proposeEdit?: (proposal: EditProposal, signal: AbortSignal) => Promise<string>;
+  /** Records the proposal, pending the user's decision in the chat, and returns at once what to tell the model. */
+  readonly proposeEdit?: (proposal: EditProposal, call: ToolCall | undefined) => Promise<string>;
   /** Appends a dated note to the workspace memory. */
   readonly remember?: (text: string) => Promise<string>;
 }
@@ -88,11 +88,11 @@ function proposeTools(ports: AgentToolPorts): Tool[] {
   return [{
     spec: toolSpec(
       'propose_edit',
-      'Propose an edit to a workspace file. The user sees the diff in the editor and accepts or rejects it. Give old_text and new_text to replace one exact passage, or content for a whole new file.',
+      'Propose an edit to a workspace file. It stays pending while you go on: the user sees its diff in the chat and accepts or rejects it when they choose, and commands you run see it already. Give old_text and new_text to replace one exact passage, or content for a whole new file. A second proposal for the same file builds on the pending one.',
       { path: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' }, content: { type: 'string' } },
       ['path'],
     ),
-    run: async (args, signal) => {
+    run: async (args, _signal, call) => {
       const proposal: EditProposal = {
         path: stringArg(args, 'path'),
         oldText: typeof args.old_text === 'string' ? args.old_text : undefined,
@@ -102,7 +102,7 @@ function proposeTools(ports: AgentToolPorts): Tool[] {
       if (proposal.content === undefined && (proposal.oldText === undefined || proposal.newText === undefined)) {
         throw new Error('give old_text and new_text, or content');
       }
-      return propose(proposal, signal);
+      return propose(proposal, call);
     },
   }];
 }

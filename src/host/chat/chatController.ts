@@ -43,6 +43,8 @@ export interface ChatControllerDeps {
   readonly tools: () => ToolHost;
   /** Every request that ended (the prompt-evolution trace store). */
   readonly trace: (trace: RequestTrace) => void;
+  /** A session was loaded and its conversation built. */
+  readonly sessionLoaded?: (session: Session) => void;
 }
 
 /** The current session, as other features name it. */
@@ -95,6 +97,11 @@ export class ChatController extends Disposable {
 
   get currentSession(): SessionRef {
     return this.opened;
+  }
+
+  /** The current session, once loaded (a proposal's Accept finds it there). */
+  get loadedSession(): Session | undefined {
+    return this.opened.session;
   }
 
   get drift(): DriftLog {
@@ -285,6 +292,7 @@ export class ChatController extends Disposable {
         // The view follows the session's one live mapping of its records; it ends with the session (switchTo).
         opened.liveTranscript()?.onEntry((entry) => this.deps.view.post({ type: 'entry', entry }));
         const conversation = this.build(session);
+        this.deps.sessionLoaded?.(session);
         if (this.opened === opened) this.conversation = conversation;
         this.deps.log.info(`session ${session.id}: ${session.all().length} records loaded in ${Math.round(loaded - started)} ms, conversation built in ${Math.round(performance.now() - loaded)} ms`);
         if (session.skippedLines > 0) this.deps.log.warn(`session ${session.id}: ${session.skippedLines} unreadable line(s) skipped; the file is kept as it is`);

@@ -7,6 +7,8 @@ export const CHAT_BODY = `<header>
   <div class="header-row"><span id="provider"></span><span id="header-actions"></span></div>
   <div class="header-row"><span id="gauge" aria-live="polite"></span></div>
   <div class="header-row"><span id="git"></span></div>
+  <div class="header-row" hidden><span id="tools-commands"></span></div>
+  <div class="header-row" hidden><span id="tools-mcp"></span></div>
   <div class="header-row"><span id="session-title"></span></div>
 </header>
 <main id="chat-view">

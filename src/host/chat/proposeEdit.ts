@@ -1,73 +1,147 @@
 import * as vscode from 'vscode';
+import type { ToolCall } from '../../core/chat/tools';
+import type { Logger } from '../../core/log';
+import { addProposal, applyEditRequest, isBaseUnchanged, latestProposals, pendingFor, pendingProposals, setProposalState } from '../../core/proposals/proposals';
+import type { ProposalRecord } from '../../core/session/records';
+import type { Session } from '../../core/session/session';
 import type { EditProposal } from '../../core/tools/agentTools';
-import { confine } from '../../core/workspace';
+import { confineTarget } from '../../core/workspace';
+import type { ProposalAnswer } from '../../protocol/chat';
 import { Disposable } from '../platform/lifecycle';
 
 const SCHEME = 'candor-proposal';
 
 /**
- * `propose_edit`: the proposal is shown as a diff against the editor's
- * buffer; on Accept it is applied to that buffer as a WorkspaceEdit (undoable,
- * not saved), on Reject nothing changes. It never writes behind an unsaved
- * buffer and never uses git.
+ * `propose_edit` (docs/architecture.md, "Proposals"): the proposal is a
+ * record of the session, pending, with its diff and Accept / Reject in the
+ * chat; the tool returns at once. Accept applies it to the editor's buffer
+ * as a WorkspaceEdit (undoable, not saved), only while the text it was made
+ * against is still what the user has: otherwise it is stale. It never
+ * writes behind an unsaved buffer and never uses git.
  */
 export class EditProposals extends Disposable implements vscode.TextDocumentContentProvider {
-  private readonly proposed = new Map<string, string>();
-  private next = 0;
+  /** Proposals being applied: their own edit must not mark them stale. */
+  private readonly applying = new Set<string>();
 
-  constructor() {
+  constructor(
+    /** The chat's current session, once loaded. */
+    private readonly session: () => Session | undefined,
+    private readonly log: Logger,
+  ) {
     super();
     this.register(vscode.workspace.registerTextDocumentContentProvider(SCHEME, this));
+    this.register(vscode.workspace.onDidChangeTextDocument((e) => this.markStaleIfChanged(e.document)));
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.proposed.get(uri.query) ?? '';
+    const session = this.session();
+    if (uri.query === 'empty' || !session) return '';
+    return latestProposals(session.all()).get(uri.query)?.content ?? '';
   }
 
-  async propose(proposal: EditProposal, signal: AbortSignal): Promise<string> {
-    const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const target = await confine(roots, proposal.path);
+  async propose(proposal: EditProposal, call: ToolCall | undefined): Promise<string> {
+    if (!call) throw new Error('propose_edit works only in a chat turn');
+    const target = await confineTarget(workspaceRoots(), proposal.path);
     const uri = vscode.Uri.file(target.absolute);
-    const exists = await vscode.workspace.fs.stat(uri).then(() => true, () => false);
-    const document = exists ? await vscode.workspace.openTextDocument(uri) : undefined;
-    const current = document?.getText() ?? '';
-    let next: string;
-    if (proposal.content !== undefined) next = proposal.content;
-    else {
-      const oldText = proposal.oldText ?? '';
-      const at = current.indexOf(oldText);
-      if (oldText === '' || at < 0) return `Not applied: old_text was not found in ${target.display}${document?.isDirty ? ' (the editor buffer, which has unsaved changes)' : ''}. Read the file again.`;
-      if (current.indexOf(oldText, at + 1) >= 0) return `Not applied: old_text occurs more than once in ${target.display}; give a longer passage.`;
-      next = current.slice(0, at) + (proposal.newText ?? '') + current.slice(at + oldText.length);
-    }
-    if (next === current) return `Nothing to change: ${target.display} already has that content.`;
-
-    const key = String(this.next++);
-    this.proposed.set(key, next);
-    try {
-      const right = vscode.Uri.from({ scheme: SCHEME, path: `/${target.display}`, query: key });
-      const left = exists ? uri : vscode.Uri.from({ scheme: SCHEME, path: `/${target.display} (new)`, query: 'empty' });
-      await vscode.commands.executeCommand('vscode.diff', left, right, `Candor proposes: ${target.display}`, { preview: true });
-      const decision = await Promise.race([
-        vscode.window.showInformationMessage(`Candor proposes an edit to ${target.display}.`, 'Accept', 'Reject'),
-        new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true })),
-      ]);
-      if (decision !== 'Accept') return `The user rejected the edit to ${target.display}; nothing was changed.`;
-      const edit = new vscode.WorkspaceEdit();
-      if (document) {
-        const latest = await vscode.workspace.openTextDocument(uri);
-        if (latest.getText() !== current) return `Not applied: ${target.display} changed while the user was deciding. Read it again.`;
-        edit.replace(uri, new vscode.Range(latest.positionAt(0), latest.positionAt(current.length)), next);
-      } else {
-        edit.createFile(uri, { ignoreIfExists: true });
-        edit.insert(uri, new vscode.Position(0, 0), next);
-      }
-      const applied = await vscode.workspace.applyEdit(edit);
-      if (!applied) return `VS Code could not apply the edit to ${target.display}.`;
-      await vscode.window.showTextDocument(uri, { preview: false });
-      return `The user accepted the edit; it is in the editor buffer of ${target.display}, not saved yet (undo with Ctrl+Z).`;
-    } finally {
-      this.proposed.delete(key);
-    }
+    const current = await currentText(uri);
+    const earlier = pendingFor(call.session.all(), target.absolute);
+    // A pending proposal for the file is built on, while the user's text is still what it was made against.
+    const buildOn = earlier !== undefined && isBaseUnchanged(earlier, current) ? earlier.content : undefined;
+    if (earlier !== undefined && buildOn === undefined) setProposalState(call.session, earlier, 'stale');
+    const from = buildOn ?? current ?? '';
+    const made = applyEditRequest(from, proposal, target.display);
+    if ('refused' in made) return `Not proposed: ${made.refused}${buildOn !== undefined ? ' (it was looked for in your pending proposal for this file, which the edit builds on)' : ''}`;
+    if (made.next === from) return `Nothing to change: ${target.display} already has that content${buildOn !== undefined ? ' in your pending proposal' : ''}.`;
+    const record = addProposal(call.session, { turn: call.turn, file: target.absolute, path: target.display, base: current ?? '', created: current === undefined, from, content: made.next });
+    this.log.info(`proposal ${record.id}: ${target.display} (${current === undefined ? 'new file' : 'edit'})`);
+    return `Proposed: an edit to ${target.display}, pending the user's decision (they see its diff in the chat with Accept and Reject). Commands you run see it already. Go on; do not wait for the decision.`;
   }
+
+  /** Accept, Reject or Show Diff, from the chat. */
+  async answer(message: ProposalAnswer): Promise<void> {
+    const session = this.session();
+    const proposal = session ? latestProposals(session.all()).get(message.id) : undefined;
+    if (!session || !proposal) {
+      void vscode.window.showWarningMessage('Candor: that proposal is not in the current session.');
+      return;
+    }
+    if (message.decision === 'show') return this.showDiff(proposal);
+    if (proposal.state !== 'pending') {
+      void vscode.window.showInformationMessage(`Candor: the proposal for ${proposal.path} is ${proposal.state} already.`);
+      return;
+    }
+    if (message.decision === 'reject') {
+      setProposalState(session, proposal, 'rejected');
+      return;
+    }
+    await this.accept(session, proposal);
+  }
+
+  /** The pending proposals of the current session that still apply, for the command view (stale ones are marked so on the way). */
+  async overlays(): Promise<Array<{ readonly file: string; readonly content: string }>> {
+    const session = this.session();
+    if (!session) return [];
+    const live: Array<{ file: string; content: string }> = [];
+    for (const proposal of pendingProposals(session.all())) {
+      if (isBaseUnchanged(proposal, await currentText(vscode.Uri.file(proposal.file)))) live.push({ file: proposal.file, content: proposal.content });
+      else setProposalState(session, proposal, 'stale');
+    }
+    return live;
+  }
+
+  private async accept(session: Session, proposal: ProposalRecord): Promise<void> {
+    const uri = vscode.Uri.file(proposal.file);
+    const current = await currentText(uri);
+    if (!isBaseUnchanged(proposal, current)) {
+      setProposalState(session, proposal, 'stale');
+      void vscode.window.showWarningMessage(`Candor: ${proposal.path} changed since the edit was proposed, so it was not applied. Ask Candor to propose it again, or use Show Diff.`);
+      return;
+    }
+    const edit = new vscode.WorkspaceEdit();
+    if (current !== undefined) {
+      const document = await vscode.workspace.openTextDocument(uri);
+      edit.replace(uri, new vscode.Range(document.positionAt(0), document.positionAt(current.length)), proposal.content);
+    } else {
+      edit.createFile(uri, { ignoreIfExists: true });
+      edit.insert(uri, new vscode.Position(0, 0), proposal.content);
+    }
+    this.applying.add(proposal.id);
+    try {
+      if (!(await vscode.workspace.applyEdit(edit))) {
+        void vscode.window.showErrorMessage(`Candor: VS Code could not apply the edit to ${proposal.path}; it is still pending.`);
+        return;
+      }
+    } finally {
+      this.applying.delete(proposal.id);
+    }
+    setProposalState(session, proposal, 'accepted');
+    await vscode.window.showTextDocument(uri, { preview: false });
+  }
+
+  private async showDiff(proposal: ProposalRecord): Promise<void> {
+    const right = vscode.Uri.from({ scheme: SCHEME, path: `/${proposal.path}`, query: proposal.id });
+    const left = proposal.created ? vscode.Uri.from({ scheme: SCHEME, path: `/${proposal.path} (new)`, query: 'empty' }) : vscode.Uri.file(proposal.file);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `Candor proposes: ${proposal.path}`, { preview: true });
+  }
+
+  private markStaleIfChanged(document: vscode.TextDocument): void {
+    const session = this.session();
+    if (!session || document.uri.scheme !== 'file') return;
+    const proposal = pendingFor(session.all(), document.uri.fsPath);
+    if (!proposal || this.applying.has(proposal.id)) return;
+    if (!isBaseUnchanged(proposal, document.getText())) setProposalState(session, proposal, 'stale');
+  }
+}
+
+function workspaceRoots(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+}
+
+/** What the user has of the file: its buffer when open, else its content on disk; undefined when it does not exist. */
+async function currentText(uri: vscode.Uri): Promise<string | undefined> {
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (open) return open.getText();
+  const exists = await vscode.workspace.fs.stat(uri).then(() => true, () => false);
+  if (!exists) return undefined;
+  return (await vscode.workspace.openTextDocument(uri)).getText();
 }

@@ -24,6 +24,8 @@ export const MESSAGE_OWNERS = {
   showDiff: 'evolution',
   openPullRequest: 'evolution',
   feedback: 'prompt evolution',
+  approval: 'approvals',
+  proposal: 'proposals',
 } as const satisfies { readonly [T in WebviewMessageType]: string };
 
 export type MessageOwner = (typeof MESSAGE_OWNERS)[WebviewMessageType];

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { removeView } from '../../core/commands/view/workspaceView';
 import { registerCommand } from '../platform/command';
 import type { Ports } from '../ports';
 import type { DisposableStore } from '../platform/lifecycle';
@@ -21,6 +22,7 @@ interface DataPart extends vscode.QuickPickItem {
 function dataParts(dir: string): DataPart[] {
   return [
     { label: 'Scratch clones', detail: path.join(dir, 'scratch'), paths: ['scratch'], picked: true },
+    { label: 'Command views', detail: path.join(dir, 'views'), paths: ['views'], picked: true },
     { label: 'Chat sessions', detail: path.join(dir, 'sessions'), paths: ['sessions'], picked: false },
     { label: 'Drift log', detail: path.join(dir, 'drift.jsonl'), paths: ['drift.jsonl'], picked: false },
     { label: 'Rants and triage', detail: 'rants.jsonl, triage.jsonl', paths: ['rants.jsonl', 'triage.jsonl'], picked: false },
@@ -44,8 +46,24 @@ async function cleanData(ports: Ports, deps: CleanDataDeps): Promise<void> {
   }
   const answer = await vscode.window.showWarningMessage(`Remove ${picks.map((p) => p.label.toLowerCase()).join(', ')}? This cannot be undone.`, { modal: true }, 'Remove');
   if (answer !== 'Remove') return;
-  for (const pick of picks) for (const rel of pick.paths) fs.rmSync(path.join(dir, rel), { recursive: true, force: true });
+  for (const pick of picks) {
+    for (const rel of pick.paths) {
+      if (rel === 'views') removeViews(path.join(dir, rel));
+      fs.rmSync(path.join(dir, rel), { recursive: true, force: true });
+    }
+  }
   ports.log.info(`cleaned: ${picks.map((p) => p.label).join(', ')}`);
   void vscode.window.showInformationMessage('Candor: data removed.');
   deps.changed();
+}
+
+/** Each command view, with the manifest kept beside it. */
+function removeViews(viewsDir: string): void {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(viewsDir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) if (entry.isDirectory()) removeView(path.join(viewsDir, entry.name));
 }

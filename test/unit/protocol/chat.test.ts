@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { isHandoffBranchName } from '../../../src/core/git/allowList';
-import { MAX_FIND_CHARS, MAX_SEND_CHARS, parseWebviewMessage as parseWith, type WebviewMessageRules } from '../../../src/protocol/chat';
+import { MAX_FIND_CHARS, MAX_PREFIX_CHARS, MAX_SEND_CHARS, parseWebviewMessage as parseWith, type WebviewMessageRules } from '../../../src/protocol/chat';
 
 /** The rules the chat view's router passes: the core's. */
 const RULES: WebviewMessageRules = { isBranchName: isHandoffBranchName };
@@ -9,6 +9,9 @@ const parseWebviewMessage = (value: unknown) => parseWith(value, RULES);
 describe('messages from the webview are untrusted input', () => {
   it('accepts each message of the protocol in its exact shape', () => {
     assert.deepEqual(parseWebviewMessage({ type: 'ready' }), { type: 'ready' });
+    assert.deepEqual(parseWebviewMessage({ type: 'approval', id: '01a', decision: 'run' }), { type: 'approval', id: '01a', decision: 'run' });
+    assert.deepEqual(parseWebviewMessage({ type: 'approval', id: '01a', decision: 'always', prefix: 'npm test' }), { type: 'approval', id: '01a', decision: 'always', prefix: 'npm test' });
+    assert.deepEqual(parseWebviewMessage({ type: 'proposal', id: '01p', decision: 'show' }), { type: 'proposal', id: '01p', decision: 'show' });
     assert.deepEqual(parseWebviewMessage({ type: 'send', text: 'hi' }), { type: 'send', text: 'hi' });
     assert.deepEqual(parseWebviewMessage({ type: 'runCommand', command: 'candor.selectModel' }), { type: 'runCommand', command: 'candor.selectModel' });
     assert.deepEqual(parseWebviewMessage({ type: 'feedback', entryId: 'abc', value: 'down' }), { type: 'feedback', entryId: 'abc', value: 'down' });
@@ -49,6 +52,14 @@ describe('messages from the webview are untrusted input', () => {
     ['find in another direction', { type: 'find', session: '01s', query: 'x', direction: 'sideways' }],
     ['find from a number', { type: 'find', session: '01s', query: 'x', direction: 'older', from: 7 }],
     ['find without a session', { type: 'find', query: 'x', direction: 'older' }],
+    ['an approval with another decision', { type: 'approval', id: '01a', decision: 'sudo' }],
+    ['an approval without an id', { type: 'approval', decision: 'run' }],
+    ['a prefix on a plain Run', { type: 'approval', id: '01a', decision: 'run', prefix: 'rm' }],
+    ['an empty prefix for Always Allow', { type: 'approval', id: '01a', decision: 'always', prefix: '  ' }],
+    ['a prefix over the size limit', { type: 'approval', id: '01a', decision: 'always', prefix: 'x'.repeat(MAX_PREFIX_CHARS + 1) }],
+    ['an approval with an extra field', { type: 'approval', id: '01a', decision: 'run', command: 'rm -rf ~' }],
+    ['a proposal answer with another decision', { type: 'proposal', id: '01p', decision: 'apply-anyway' }],
+    ['a proposal answer with a numeric id', { type: 'proposal', id: 7, decision: 'accept' }],
   ] as const) {
     it(`drops ${what}`, () => assert.equal(parseWebviewMessage(raw), undefined));
   }

@@ -18,6 +18,8 @@ const SAMPLES: { readonly [T in WebviewMessageType]: MessageOf<T> } = {
   openPullRequest: { type: 'openPullRequest', branch: 'candor/rant-01abc' },
   loadOlder: { type: 'loadOlder', session: '01s', before: '01m' },
   find: { type: 'find', session: '01s', query: 'needle', direction: 'older' },
+  approval: { type: 'approval', id: '01a', decision: 'always', prefix: 'npm test' },
+  proposal: { type: 'proposal', id: '01p', decision: 'accept' },
 };
 const TYPES = Object.keys(SAMPLES) as WebviewMessageType[];
 
@@ -33,6 +35,8 @@ function wired(): { router: MessageRouter; log: MemoryLogger; calls: Array<[stri
   router.register('chat', { send: record('send'), stop: record('stop'), retry: record('retry'), loadOlder: record('loadOlder'), find: record('find') });
   router.register('evolution', { dismissRant: record('dismissRant'), takeBranch: record('takeBranch'), showDiff: record('showDiff'), openPullRequest: record('openPullRequest') });
   router.register('prompt evolution', { feedback: record('feedback') });
+  router.register('approvals', { approval: record('approval') });
+  router.register('proposals', { proposal: record('proposal') });
   return { router, log, calls };
 }
 

@@ -1,0 +1,85 @@
+import * as vscode from 'vscode';
+import type { Approvals } from '../../core/approvals/approvals';
+import type { ToolHost } from '../../core/chat/tools';
+import { mcpToolHost } from '../../core/mcp/mcpTools';
+import { McpServers } from '../../core/mcp/servers';
+import { expandServer } from '../../core/mcp/variables';
+import type { ToolsHeader } from '../chat/toolsHeader';
+import { registerCommand } from '../platform/command';
+import type { DisposableStore } from '../platform/lifecycle';
+import type { Ports } from '../ports';
+import { McpConfirmations } from './confirmations';
+import { readDefinitions, type ReadDefinitions } from './definitions';
+import { McpInputs } from './inputs';
+import { McpMemory } from './memory';
+import { headerLine, showMcpServers } from './serversPick';
+
+export interface McpRegistration {
+  readonly approvals: Approvals;
+  readonly header: ToolsHeader;
+}
+
+/**
+ * MCP tools (docs/architecture.md, "MCP"): servers from VS Code's own
+ * configuration, started lazily on the first request that lists tools,
+ * after the user's confirmation, and stopped with the extension host.
+ * Only in a trusted window (the chat offers no tools otherwise).
+ */
+export function registerMcp(store: DisposableStore, ports: Ports, deps: McpRegistration): ToolHost {
+  const settings = (): ReturnType<Ports['settings']['read']>['mcp'] => ports.settings.read().mcp;
+  const memory = new McpMemory(ports.context.workspaceState);
+  const inputs = new McpInputs(ports.context.secrets);
+  const confirmations = new McpConfirmations(ports.context.workspaceState, ports.context.globalState);
+  let read: ReadDefinitions | undefined;
+  const servers = new McpServers({
+    definitions: async () => {
+      read = await readDefinitions(memory.turnedOff());
+      for (const problem of read.problems) ports.log.warn(`mcp: ${problem}`);
+      return read;
+    },
+    expand: async (def) => {
+      const withhold = ports.secrets.values();
+      return expandServer(def, {
+        env: process.env,
+        allowedEnvNames: settings().environment,
+        inputs: read?.inputsOf(def) ?? [],
+        input: (input, id) => inputs.value(def.source, def.name, input, id),
+        withhold,
+        ...(def.source.kind === 'user' ? { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath } : {}),
+      });
+    },
+    confirm: (def, _expanded, hash, lines) => confirmations.confirm(def, hash, lines),
+    log: ports.log,
+    secrets: ports.secrets,
+  });
+  store.add({ dispose: () => void servers.dispose() });
+  const tools = store.add(mcpToolHost(servers, {
+    approvals: deps.approvals,
+    secrets: ports.secrets,
+    isAlwaysAllowed: (server, tool, hash) => memory.isAlwaysAllowed(server, tool, hash),
+    rememberAlways: (server, tool, hash) => memory.rememberAlways(server, tool, hash),
+    autoApproveReadOnly: () => settings().autoApproveReadOnly,
+    callTimeoutMs: () => settings().callTimeoutSeconds * 1000,
+  }));
+  const update = (): void => deps.header.set({ mcp: settings().enabled ? headerLine(servers.status()) : null });
+  store.add(servers.onChanged(update));
+  const invalidate = (): void => {
+    servers.invalidate();
+    update();
+  };
+  store.add(vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration('mcp') || e.affectsConfiguration('candor.mcp')) invalidate();
+  }));
+  const watcher = store.add(vscode.workspace.createFileSystemWatcher('**/.vscode/mcp.json'));
+  for (const event of [watcher.onDidChange, watcher.onDidCreate, watcher.onDidDelete]) store.add(event(invalidate));
+  store.add(vscode.workspace.onDidGrantWorkspaceTrust(invalidate));
+  store.add(registerCommand('candor.mcpServers', () => showMcpServers({ servers, memory, log: ports.channel, invalidate, defined: async () => (await readDefinitions(memory.turnedOff())).servers }), ports.notify));
+  update();
+  const on = (): boolean => settings().enabled && vscode.workspace.isTrusted;
+  return {
+    prepare: (signal) => (on() ? tools.prepare?.(signal) ?? Promise.resolve() : Promise.resolve()),
+    specs: () => (on() ? tools.specs() : []),
+    groups: () => new Map(on() ? [...tools.byServer()].map(([server, specs]) => [server, specs.map((spec) => spec.function.name)]) : []),
+    run: (name, args, signal, call) => (on() ? tools.run(name, args, signal, call) : Promise.resolve(`Error: MCP tools are off (candor.mcp.enabled).`)),
+  };
+}

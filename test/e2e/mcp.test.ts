@@ -1,0 +1,145 @@
+// MCP tools in VS Code: servers from the workspace's own .vscode/mcp.json and
+// .vscode/settings.json start only after a confirmation, every call waits for
+// Allow, Deny or Always Allow, the server's environment holds no key, and the
+// gauge says what the tool definitions take. An untrusted window starts none.
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { eventually, repoRoot, useWorkbench, writeScenario } from './harness';
+import { answerDialog, chatButton, gaugeTooltip, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
+
+const EVERYTHING = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const MARKED = path.join(repoRoot, 'test', 'fixtures', 'mcp', 'marked.mjs');
+const KEY = 'sk-e2e-mcp-0123456789abcdefghij';
+
+function mcpJson(extraEnv: Record<string, string> = {}): string {
+  return `${JSON.stringify({ servers: { everything: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: { FOO: 'bar', ...extraEnv } } } }, null, 2)}\n`;
+}
+
+const rules = [
+  { match: { lastRole: 'tool' as const }, respond: { text: 'Tool step done.' } },
+  { match: { user: '^echo' }, respond: { toolCalls: [{ name: 'mcp_everything_echo', arguments: { message: 'hello mcp' } }] } },
+  { match: { user: '^sum' }, respond: { toolCalls: [{ name: 'mcp_everything_get-sum', arguments: { a: 2, b: 3 } }] } },
+  { match: { user: '^env' }, respond: { toolCalls: [{ name: 'mcp_everything_get-env', arguments: {} }] } },
+  { respond: { text: 'ok' } },
+];
+
+describe('MCP servers from the workspace\'s configuration', function () {
+  const marker = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-mcp-e2e-')), 'started');
+  const ctx = useWorkbench({
+    workspace: {
+      files: {
+        '.vscode/mcp.json': mcpJson(),
+        // A workspace's own `mcp` setting is a workspace definition too: confirmed like mcp.json.
+        '.vscode/settings.json': `${JSON.stringify({ mcp: { servers: { marked: { command: process.execPath, args: [MARKED], env: { MARKER_FILE: marker } } } } }, null, 2)}\n`,
+      },
+    },
+    start: (ws) => ({
+      env: { OPENAI_API_KEY: KEY },
+      settings: { 'candor.dataDir': ws.dataDir, 'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), { rules }) },
+    }),
+  });
+
+  it('asks to start each workspace server, naming it, before the first request lists tools', async () => {
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'echo');
+    const asked: string[] = [];
+    for (let i = 0; i < 2; i++) asked.push(await answerDialog(ctx.page, /Start the MCP server "(everything|marked)"/, 'Start'));
+    assert.ok(asked.some((t) => t.includes('"everything"') && t.includes('mcp.json')), asked.join('\n---\n'));
+    assert.ok(asked.some((t) => t.includes('"marked"') && t.includes('settings.json')), 'the settings.json server asks too');
+    assert.ok(asked.every((t) => /runs with your rights/.test(t)), 'the dialog says a server is not sandboxed');
+    await eventually(() => (fs.existsSync(marker) ? true : undefined), 20_000, 'the settings.json server started once confirmed');
+    await (await chatButton(ctx.page, 'Allow echo')).click();
+    await waitForTranscript(frame, 'Tool step done.', 30_000);
+    await waitIdle(ctx.page);
+    assert.match((await frame.locator('.entry.tool-result pre').last().textContent()) ?? '', /Echo: hello mcp/);
+    assert.match(await frame.locator('#tools-mcp').innerText(), /MCP: 2 servers, \d+ tools/);
+  });
+
+  it('Deny: the tool does not run; Always Allow: the next call runs without asking', async () => {
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'sum');
+    await (await chatButton(ctx.page, 'Deny get-sum')).click();
+    await waitIdle(ctx.page);
+    assert.match((await frame.locator('.entry.tool-result pre').last().textContent()) ?? '', /declined/);
+    await sendMessage(ctx.page, 'sum');
+    await (await chatButton(ctx.page, 'Always Allow get-sum')).click();
+    await waitIdle(ctx.page);
+    assert.match((await frame.locator('.entry.tool-result pre').last().textContent()) ?? '', /\b5\b/);
+    const entries = await frame.locator('.entry.approval').count();
+    await sendMessage(ctx.page, 'sum');
+    await eventually(async () => ((await frame.locator('.entry.approval').count()) > entries ? true : undefined), 30_000, 'a new call entry');
+    await waitIdle(ctx.page);
+    const last = frame.locator('.entry.approval').last();
+    assert.match(await last.innerText(), /Allowed by: Always Allow/);
+    assert.equal(await last.getByRole('button', { name: /^Allow / }).count(), 0, 'it did not ask');
+  });
+
+  it('the server\'s environment holds no key and nothing its definition did not name', async () => {
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'env');
+    await (await chatButton(ctx.page, 'Allow get-env')).click();
+    await waitIdle(ctx.page);
+    const env = (await frame.locator('.entry.tool-result pre').last().textContent()) ?? '';
+    assert.match(env, /"FOO": ?"bar"/);
+    assert.doesNotMatch(env, /OPENAI_API_KEY|sk-e2e-mcp/);
+  });
+
+  it('the gauge tooltip names the tokens the tool definitions take, and the server\'s share', async () => {
+    const tip = await gaugeTooltip(ctx.page);
+    assert.match(tip, /Tools: \d+, [\d.]+K? tokens; 'everything' [\d.]+K?/);
+  });
+
+  it('a changed definition asks again', async () => {
+    fs.writeFileSync(path.join(ctx.ws.dir, '.vscode', 'mcp.json'), mcpJson({ EXTRA: 'changed' }));
+    await new Promise((r) => setTimeout(r, 1500));
+    await sendMessage(ctx.page, 'echo');
+    const text = await answerDialog(ctx.page, 'Start the MCP server "everything"', 'Start');
+    assert.match(text, /EXTRA=changed/);
+    await (await chatButton(ctx.page, 'Allow echo')).click();
+    await waitIdle(ctx.page);
+  });
+});
+
+describe('MCP in an untrusted window', function () {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-mcp-untrusted-'));
+  const byPath = path.join(dir, 'by-path');
+  const byNpx = path.join(dir, 'by-npx');
+  // `npx --no-install marked-server` in `dir` runs the project's own bin: the same fixture, started the way npx-launched servers are.
+  const bin = path.join(dir, 'node_modules', '.bin');
+  fs.mkdirSync(bin, { recursive: true });
+  fs.writeFileSync(path.join(bin, 'marked-server'), `#!/bin/sh\nexec "${process.execPath}" "${MARKED}"\n`, { mode: 0o755 });
+  const definitions = { servers: { byPath: { command: process.execPath, args: [MARKED], env: { MARKER_FILE: byPath } }, byNpx: { command: 'npx', args: ['--no-install', 'marked-server'], cwd: dir, env: { MARKER_FILE: byNpx } } } };
+
+  before(function () {
+    this.timeout(60_000);
+    // Armed: each definition, run by hand on this host, starts the fixture and writes its marker.
+    for (const [marker, command, args] of [[byPath, process.execPath, [MARKED]], [byNpx, 'npx', ['--no-install', 'marked-server']]] as const) {
+      try {
+        execFileSync(command, [...args], { cwd: dir, env: { ...process.env, MARKER_FILE: marker }, input: '', timeout: 30_000, stdio: ['pipe', 'ignore', 'ignore'] });
+      } catch {
+        // It exits when its stdin closes, or is stopped by the timeout: what counts is the marker.
+      }
+      assert.ok(fs.existsSync(marker), `the trap is armed: ${command} ${args.join(' ')} starts the fixture`);
+      fs.rmSync(marker);
+    }
+  });
+
+  const ctx = useWorkbench({
+    workspace: { files: { '.vscode/mcp.json': `${JSON.stringify(definitions, null, 2)}\n` } },
+    start: (ws) => ({ trust: false, settings: { 'candor.dataDir': ws.dataDir, 'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), { rules }) } }),
+  });
+
+  it('starts no process, by absolute path or through npx, and asks nothing', async () => {
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'hello');
+    await waitForTranscript(frame, 'ok', 30_000);
+    await waitIdle(ctx.page);
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(await ctx.page.locator('.monaco-dialog-box').count(), 0, 'no confirmation was asked');
+    assert.equal(fs.existsSync(byPath), false, 'the server named by path never started');
+    assert.equal(fs.existsSync(byNpx), false, 'the server started through npx never started');
+  });
+});
