@@ -18,16 +18,33 @@
  * (b) The first build of the view, against `git clone --no-hardlinks` of
  *     the repository (which checks the files out too); and the first build
  *     with the view's own git repository (ensureGit).
+ * (c) A command in the real sandbox over the view of a small repository
+ *     (runInView: bubblewrap, as the gate user when run as root), against
+ *     the same `/bin/sh -c` command spawned bare in the workspace, with the
+ *     same environment; the refresh is not in it (goal ≤ 1.3× for
+ *     `node test.js`). Between the two, the same bubblewrap invocation
+ *     spawned alone, without and with the rlimits (prlimit), to tell
+ *     bubblewrap's own start and the limits apart from what runInView does
+ *     around them per command (the sandbox prepared, a throwaway home, the
+ *     disk check after).
+ *     `true` beside it shows the sandbox's fixed cost per command. Alone:
+ *     `npx tsx bench/view.bench.ts sandbox`.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { runInView } from '../src/core/commands/sandboxedCommand';
 import { WorkspaceView, type RefreshReport, type ViewOverlay } from '../src/core/commands/view/workspaceView';
+import { settleGateCgroups } from '../src/core/evolution/gateCgroups';
+import { prepareForGateUser } from '../src/core/evolution/gateUser';
+import { GateInputs, detectSandbox, prepareSandbox, type Invocation, type Sandbox } from '../src/core/evolution/sandbox';
 import { ReadOnlyGit } from '../src/core/git/guard';
 import { gitEnvironment } from '../src/core/git/hostileConfig';
 import { ceilingFor } from '../src/core/git/parents';
+import { DEFAULT_GATE_LIMITS, prepareLimits } from '../src/core/evolution/limits';
+import { commandEnvironment } from '../src/core/process/environment';
 import { gitBinary } from '../src/core/process/gitBinary';
 
 const TRACKED = 20_000;
@@ -35,6 +52,12 @@ const FOLDERS = 200;
 const CHANGED = 10;
 const REFRESHES = 21;
 const BUILDS = 5;
+/** Rounds of the four ways of running a command, after WARMUP_ROUNDS. */
+const COMMANDS = 40;
+const WARMUP_ROUNDS = 3;
+/** Untimed, before each command: the kernel finishes what the last one left (a cgroup removed in the background). */
+const SETTLE_MS = 10;
+const SANDBOX_GOAL = 1.3;
 const CACHE = path.join(os.tmpdir(), `candor-bench-view-${TRACKED}-v1`);
 const REPO = path.join(CACHE, 'repo');
 const READY = path.join(CACHE, 'ready');
@@ -151,10 +174,148 @@ export async function run(): Promise<void> {
     fs.writeFileSync(saved, original);
     fs.rmSync(work, { recursive: true, force: true });
   }
+  await sandboxOverhead();
+}
+
+const TEST_JS = "const assert = require('node:assert');\nassert.strictEqual([1, 2, 3].map((n) => n * 2).join(','), '2,4,6');\n";
+
+/** A small repository, committed: test.js, which asserts something trivial and exits 0, and a README. */
+function smallWorkspace(dir: string): string {
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'test.js'), TEST_JS);
+  fs.writeFileSync(path.join(dir, 'README.md'), '# bench\n');
+  git(dir, ['init', '-q', '-b', 'main']);
+  git(dir, ['add', '-A']);
+  git(dir, ['commit', '-q', '-m', 'initial']);
+  return dir;
+}
+
+/** One process to its end, its output read; rejects unless it exits 0. `fds`: what it reads at fds 3, 4, … */
+function spawnToEnd(invocation: Invocation, cwd: string, env: NodeJS.ProcessEnv, fds: readonly number[] = []): Promise<void> {
+  const command = [invocation.file, ...invocation.args].join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn(invocation.file, [...invocation.args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe', ...fds] });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}: ${output}`))));
+  });
+}
+
+const settle = async (): Promise<void> => {
+  await settleGateCgroups();
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+};
+
+/**
+ * The invocation runInView spawns, made once and spawned alone: the view at
+ * the workspace's path, the data folder hidden, the same environment and
+ * inputs, but one home and temp folder for all; with `limits`, the
+ * default limits as rlimits (prlimit in front, no cgroup).
+ */
+async function bubblewrapAlone(sandbox: Sandbox, at: { workspace: string; view: string; data: string; work: string }): Promise<(command: string, limits: boolean) => Promise<void>> {
+  const home = path.join(at.work, 'alone', 'home');
+  const tmp = path.join(at.work, 'alone', 'tmp');
+  for (const dir of [home, tmp]) fs.mkdirSync(dir, { recursive: true });
+  const user = sandbox.user;
+  if (user !== undefined) for (const dir of [home, tmp]) await prepareForGateUser(dir, user);
+  const { env } = commandEnvironment({ home, tmp, user: user?.name ?? os.userInfo().username, network: false, extraNames: [], isVisible: (dir) => sandbox.isVisible(dir, [at.data]) });
+  const prepared = prepareSandbox(sandbox, { cwd: at.workspace, cwdSource: at.view, home, tmp, hidden: [at.data], network: false, depsWritable: false });
+  const inputs = new GateInputs(path.join(at.work, 'alone'));
+  return async (command, limits) => {
+    const wrapped = prepared.wrap(`cd -- '${at.workspace.replace(/'/g, "'\\''")}' || exit 1\n${command}`);
+    const invocation = limits ? prepareLimits(wrapped, { limits: { ...DEFAULT_GATE_LIMITS, diskPaths: [] }, cgroups: false, ...(user !== undefined ? { invocationUid: user.uid } : {}) }).invocation : wrapped;
+    const open = inputs.open(wrapped.inputs);
+    try {
+      await spawnToEnd(invocation, at.view, env, open.fds);
+    } finally {
+      open.close();
+    }
+  };
+}
+
+/** (c) The sandbox's cost per command over a built view, the refresh left out. */
+export async function sandboxOverhead(): Promise<void> {
+  console.log(`\n(c) a command in the sandbox over the view (runInView) against the same command bare in the workspace, refresh excluded`);
+  const sandbox = await detectSandbox('required');
+  if (sandbox.kind === 'unavailable') {
+    console.log(`    skipped: no OS sandbox here: ${sandbox.message}`);
+    return;
+  }
+  const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-bench-view-sandbox-')));
+  try {
+    const workspace = smallWorkspace(path.join(work, 'workspace'));
+    const data = path.join(work, 'data');
+    const binary = gitBinary([workspace]);
+    if (binary === undefined) throw new Error('no git on PATH');
+    const user = sandbox.user;
+    const view = new WorkspaceView({
+      root: workspace,
+      viewDir: path.join(data, 'views', 'workspace'),
+      git: await ReadOnlyGit.open(workspace, { gitBinary: binary }),
+      hidden: [data],
+      ...(user !== undefined ? { owner: { uid: user.uid, gid: user.gid } } : {}),
+    });
+    const built = await view.refresh();
+    const home = path.join(work, 'bare');
+    fs.mkdirSync(path.join(home, 'tmp'), { recursive: true });
+    // The bare side gets the variables the sandboxed command gets (no CA bundle, no NODE_OPTIONS): only the sandbox differs.
+    const { env } = commandEnvironment({ home, tmp: path.join(home, 'tmp'), user: os.userInfo().username, network: false, extraNames: [], isVisible: () => true });
+    const as = user !== undefined ? `as the gate user (uid ${user.uid})` : 'as this user';
+    console.log(`    sandbox: ${sandbox.kind}, ${as}; the view built once in ${ms(built.ms)} (${built.copied} files); ${COMMANDS} interleaved rounds after ${WARMUP_ROUNDS}, medians; goal ≤ ${SANDBOX_GOAL.toFixed(1)}× for node test.js`);
+    const signal = new AbortController().signal;
+    const sandboxed = async (command: string): Promise<void> => {
+      const mounts = view.mounts();
+      const result = await runInView({
+        sandbox,
+        view: view.dir,
+        workspaceRoot: workspace,
+        cwd: workspace,
+        command,
+        readOnlyBinds: mounts.readOnly,
+        tmpfs: mounts.tmpfs,
+        hidden: [data],
+        network: false,
+        environment: [],
+        withhold: [],
+        timeoutMs: 30_000,
+        signal,
+        onOutput: () => undefined,
+      });
+      if (result.exitCode !== 0) throw new Error(`${command} exited ${result.exitCode} in the sandbox: ${result.tail}`);
+    };
+    const alone = await bubblewrapAlone(sandbox, { workspace, view: view.dir, data, work });
+    const rows: Array<{ bare: number; bwrap: number; limited: number; boxed: number }> = [];
+    for (const [label, command] of [['`true`', 'true'], ['`node test.js`', 'node test.js']] as const) {
+      const actions = [
+        { before: settle, run: () => spawnToEnd({ file: '/bin/sh', args: ['-c', command] }, workspace, env) },
+        { before: settle, run: () => alone(command, false) },
+        { before: settle, run: () => alone(command, true) },
+        { before: settle, run: () => sandboxed(command) },
+      ];
+      await sideBySide(WARMUP_ROUNDS, actions);
+      const [plain = 0, bwrap = 0, limited = 0, boxed = 0] = await sideBySide(COMMANDS, actions);
+      rows.push({ bare: plain, bwrap, limited, boxed });
+      console.log(`    ${label}`);
+      console.log(`      bare ${ms(plain)}   bubblewrap alone ${ms(bwrap)} (${ratio(bwrap, plain)})   with the rlimits ${ms(limited)} (${ratio(limited, plain)})   runInView ${ms(boxed)} (${ratio(boxed, plain)})`);
+    }
+    const [fixed, node] = rows;
+    if (fixed !== undefined && node !== undefined) {
+      const measured = node.boxed / (node.bare || 1);
+      console.log(`    where the fixed cost goes (\`true\`, +${ms(fixed.boxed - fixed.bare)} per command): +${ms(fixed.bwrap - fixed.bare)} bubblewrap's own start (namespaces, mounts, seccomp, setpriv to the gate user),`);
+      console.log(`      +${ms(fixed.limited - fixed.bwrap)} the rlimits (prlimit), +${ms(fixed.boxed - fixed.limited)} runInView around them (per command: the sandbox prepared, a throwaway home and temp folder, the environment, the inputs written, the disk check and clean-up after)`);
+      console.log(`    node test.js: +${ms(node.boxed - node.bare)} on ${ms(node.bare)} bare`);
+      console.log(`    goal: node test.js in the sandbox at most ${SANDBOX_GOAL.toFixed(2)}× bare — measured ${measured.toFixed(2)}× ${measured <= SANDBOX_GOAL ? 'ok' : 'OVER GOAL'}`);
+    }
+  } finally {
+    await settleGateCgroups();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
 }
 
 if (require.main === module) {
-  run().catch((err: unknown) => {
+  (process.argv[2] === 'sandbox' ? sandboxOverhead() : run()).catch((err: unknown) => {
     console.error(err);
     process.exitCode = 1;
   });

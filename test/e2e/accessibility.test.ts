@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { describeViolations, runAxe, runCommand, screenshot, useWorkbench, webviewFrame, writeScenario, type AxeResult } from './harness';
-import { openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
+import { chatButton, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
 
 const THEMES = ['Default Light Modern', 'Default Dark Modern', 'Default High Contrast', 'Default High Contrast Light'] as const;
 
@@ -47,6 +47,7 @@ for (const theme of THEMES) {
               rules: [
                 { match: { lastRole: 'tool' }, respond: { text: 'The folder holds `src/`, `test/` and a [README](https://example.invalid/readme).\n\n```js\nconsole.log("hi");\n```' } },
                 { match: { user: 'list' }, respond: { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] } },
+                { match: { user: 'propose' }, respond: { toolCalls: [{ name: 'propose_edit', arguments: { path: 'README.md', content: 'proposed\n' } }, { name: 'run_command', arguments: { command: 'echo hi\u202e' } }] } },
                 { match: { user: 'break' }, respond: { error: { status: 500, message: 'scripted outage' } } },
                 { match: { user: 'no usage' }, usage: false, respond: { text: 'A reply without usage.' } },
                 { respond: { text: 'Plain **reply**.' } },
@@ -68,6 +69,17 @@ for (const theme of THEMES) {
       await frame.locator('.entry.tool-result summary').first().click();
       await frame.locator('#git.dirty').waitFor({ state: 'visible', timeout: 20_000 });
       assertClean(await runAxe(frame), `${theme}, after a tool call`);
+    });
+
+    it('a pending proposal and a command waiting for its answer: no violation', async () => {
+      await ctx.page.setViewportSize({ width: 1400, height: 2400 });
+      const frame = await openChat(ctx.page);
+      await sendMessage(ctx.page, 'propose and run');
+      const deny = await chatButton(ctx.page, /^Deny echo hi/);
+      await frame.locator('.entry.proposal').last().waitFor({ state: 'visible', timeout: 20_000 });
+      assertClean(await runAxe(frame), `${theme}, a proposal and a command waiting`);
+      await deny.click();
+      await waitIdle(ctx.page);
     });
 
     it('after a provider error and a reply without usage: no violation', async () => {

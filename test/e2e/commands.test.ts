@@ -75,6 +75,8 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
             { match: { user: '^long' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 317' } }] } },
             { match: { user: '^slow' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 318', timeoutSeconds: 2 } }] } },
             { match: { user: '^hostile' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo pwned > src/add.js; rm -rf test .git; echo done' } }] } },
+            { match: { user: '^auto ok' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo auto-approved ok' } }] } },
+            { match: { user: '^auto chained' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo auto-approved; echo x' } }] } },
             { match: { user: '^reach' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: `node -e "fetch('http://127.0.0.1:${port}/').then(r => r.text()).then(console.log, e => { console.log('unreachable', e.cause?.code ?? e.message); process.exit(3) })"` } }] } },
             { respond: { text: 'ok' } },
           ],
@@ -199,5 +201,38 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
     assert.match(entry, /unreachable/);
     assert.doesNotMatch(entry, /loopback-answered/);
     assert.match((await frame.locator('.entry.tool-result pre').last().textContent()) ?? '', /network/);
+  });
+
+  describe('with the user\'s own settings', () => {
+    // User-only settings of a remote window live in the remote machine's settings file.
+    before(async function () {
+      this.timeout(60_000);
+      fs.mkdirSync(path.join(ctx.vs.userDir, 'Machine'), { recursive: true });
+      fs.writeFileSync(path.join(ctx.vs.userDir, 'Machine', 'settings.json'), `${JSON.stringify({ 'candor.commands.autoApprove': ['echo auto-approved'], 'candor.commands.network': 'on' }, null, 2)}\n`);
+      await new Promise((r) => setTimeout(r, 3000));
+    });
+
+    it('candor.commands.autoApprove runs a covered line without asking, and still asks for a chained one', async () => {
+      const frame = await openChat(ctx.page);
+      const entries = await frame.locator('.entry.approval').count();
+      await sendMessage(ctx.page, 'auto ok');
+      await eventually(async () => ((await frame.locator('.entry.approval').count()) > entries ? true : undefined), 30_000, 'a new command entry');
+      await waitIdle(ctx.page);
+      assert.match(await approval(frame).innerText(), /Allowed by: candor\.commands\.autoApprove "echo auto-approved"/);
+      await sendMessage(ctx.page, 'auto chained');
+      const deny = await chatButton(ctx.page, 'Deny echo auto-approved; echo x');
+      await deny.click();
+      await waitIdle(ctx.page);
+    });
+
+    it('with candor.commands.network "on", a loopback service on this machine answers', async () => {
+      const frame = await openChat(ctx.page);
+      await sendMessage(ctx.page, 'reach');
+      const run = await chatButton(ctx.page, /^Run node -e "fetch/);
+      assert.match(await approval(frame).innerText(), /network: on/);
+      await run.click();
+      await waitIdle(ctx.page);
+      assert.match(await approval(frame).innerText(), /loopback-answered/);
+    });
   });
 });

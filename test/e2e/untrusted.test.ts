@@ -31,6 +31,15 @@ describe('an untrusted workspace', function () {
     await waitForTranscript(frame, 'Plain reply.');
   });
 
+  it('offers no run_command, and the header says why in one line', async () => {
+    const frame = await openChat(ctx.page);
+    const line = await eventually(async () => {
+      const text = await frame.locator('#tools-commands').innerText().catch(() => '');
+      return text !== '' ? text : undefined;
+    }, 20_000, 'the commands line');
+    assert.equal(line, 'Commands: not offered in an untrusted workspace');
+  });
+
   it('a tool call gets no workspace content', async () => {
     const frame = await openChat(ctx.page);
     await sendMessage(ctx.page, 'read it');
