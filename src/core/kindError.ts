@@ -1,6 +1,6 @@
 /**
  * The one base of Candor's errors: `kind` is a word the caller can switch
- * on, the message is for people (docs/architecture.md, "Errors"). Each
+ * on, the message is for people (docs/architecture.md, "Layout"). Each
  * subclass names itself, so that a log line says which part failed even in
  * the minified bundle.
  */

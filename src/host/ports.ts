@@ -17,7 +17,7 @@ import { StatusGauge } from './context/statusGauge';
  * What every feature may use: the extension host's shared services. Each
  * feature registers itself against these (its `register*` function); no
  * feature reaches into another one except through what a register function
- * returns (docs/architecture.md, "Layers").
+ * returns (docs/architecture.md, "Layout").
  */
 export interface Ports {
   readonly context: vscode.ExtensionContext;

@@ -18,7 +18,7 @@ import { registerEvolution } from './evolution/register';
 /**
  * Builds Candor's services and returns the one disposable that owns them
  * all: the shared ports first, then each feature registers itself against
- * them (docs/architecture.md, "Layers").
+ * them (docs/architecture.md, "Layout").
  */
 export function createServices(context: vscode.ExtensionContext): vscode.Disposable {
   const started = performance.now();

@@ -21,7 +21,7 @@ export const CHAT_BODY = `<header>
   </section>
   <details id="rants-panel"><summary id="rants-summary">Rants</summary><div id="rants-body"></div></details>
   <section id="empty-hint" hidden aria-label="New session">
-    <p>A new session. Ask about the code in this workspace: Candor can read and search its files, see its git status and history, and propose edits for you to accept.</p>
+    <p>A new session. Ask about the code in this workspace: Candor can read and search its files, see its git status and history, propose edits for you to accept, and run the commands you approve (tests, builds) in a sandboxed copy of the workspace.</p>
     <p><code>/rant</code> followed by a complaint records what went wrong; Ctrl+F finds in the chat.</p>
   </section>
   <div id="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="0"></div>
