@@ -1,5 +1,5 @@
 import type { ProposalAnswer, TranscriptEntry } from '../src/protocol/chat';
-import { actionButton, actionRow, code, disable, foldable, line, lineCount, liveNote, visibleNodes, who } from './approvalView';
+import { actionButton, actionRow, code, disable, foldable, line, lineCount, liveNote, visibleNodes, who } from './entryParts';
 import { visibleLabel } from './visibleText';
 import { icon } from './icons';
 
