@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { childEnvironment, gateEnvironment, isEnvironmentEntry, type GateEnvironmentOptions } from '../../../../src/core/process/environment';
+import { childEnvironment, commandEnvironment, gateEnvironment, isEnvironmentEntry, type GateEnvironmentOptions } from '../../../../src/core/process/environment';
 import { environmentSecrets, REDACTED, SecretSet } from '../../../../src/core/redact';
 
 const hex = (n: number): string => randomBytes(n).toString('hex');
@@ -161,5 +161,40 @@ describe('the gate\'s environment: an allow-list', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the environment of a command the agent runs', () => {
+  const command = (extra: Partial<GateEnvironmentOptions> = {}): ReturnType<typeof commandEnvironment> =>
+    commandEnvironment({ home: '/run/candor/home', tmp: '/run/candor/tmp', user: 'candor-gate', network: false, extraNames: [], isVisible: visible, base: hostEnv(), withhold: [STORED_KEY], ...extra });
+
+  it('holds the allow-list, a throwaway home and temp folder, CI=1, and none of the host\'s credentials', () => {
+    const { env } = command();
+    assert.equal(env.HOME, '/run/candor/home');
+    assert.equal(env.TMPDIR, '/run/candor/tmp');
+    assert.equal(env.USER, 'candor-gate');
+    assert.equal(env.CI, '1', 'nothing answers on stdin: watch modes and prompts must not wait for the timeout');
+    assert.equal(env.LANG, 'C.UTF-8');
+    // Tried: a root shell's environment in a dev container, credentials and agent sockets included.
+    for (const name of ['OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'NPM_TOKEN', 'DATABASE_URL', 'SSH_AUTH_SOCK', 'DBUS_SESSION_BUS_ADDRESS', 'KRB5CCNAME', 'CANDOR_DATA_DIR', 'GIT_DIR', 'COPIED_KEY_VAR', 'HTTPS_PROXY', 'NODE_OPTIONS']) {
+      assert.equal(env[name], undefined, `${name} passed`);
+    }
+    assert.ok(!JSON.stringify(env).includes(STORED_KEY), 'no value holds the stored key');
+  });
+
+  it('is not the evolution gate: no gate marker', () => {
+    assert.equal(command().env.CANDOR_EVOLUTION_GATE, undefined);
+    assert.equal(gate().env.CANDOR_EVOLUTION_GATE, '1', 'the gate has it');
+  });
+
+  it('adds what candor.commands.environment lists, and the proxies only with the network', () => {
+    const listed = command({ extraNames: ['FOO', 'MYAPP_*'] }).env;
+    assert.equal(listed.FOO, '1');
+    assert.equal(listed.MYAPP_MODE, 'test');
+    assert.equal(listed.MYAPP_TOKEN, undefined, 'a prefix never matches a credential-looking name');
+    assert.equal(command().env.HTTPS_PROXY, undefined);
+    const online = command({ network: true });
+    assert.match(online.env.HTTPS_PROXY ?? '', /proxy\.corp/);
+    assert.ok(online.secrets.includes(PROXY_PASSWORD), 'the proxy password joins the redaction set');
   });
 });
