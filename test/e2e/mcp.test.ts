@@ -44,6 +44,8 @@ describe('MCP servers from the workspace\'s configuration', function () {
 
   it('asks to start each workspace server, naming it, before the first request lists tools', async () => {
     const frame = await openChat(ctx.page);
+    await eventually(async () => ((await frame.locator('#tools-mcp').innerText()) === 'MCP: 2 servers defined, started with the first message' ? true : undefined), 20_000, 'the header counts the defined servers');
+    assert.equal(fs.existsSync(marker), false, 'nothing started before the first message');
     await sendMessage(ctx.page, 'echo');
     const asked: string[] = [];
     for (let i = 0; i < 2; i++) asked.push(await answerDialog(ctx.page, /Start the MCP server "(everything|marked)"/, 'Start'));

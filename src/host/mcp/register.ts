@@ -61,11 +61,18 @@ export function registerMcp(store: DisposableStore, ports: Ports, deps: McpRegis
     autoApproveReadOnly: () => settings().autoApproveReadOnly,
     callTimeoutMs: () => settings().callTimeoutSeconds * 1000,
   }));
-  const update = (): void => deps.header.set({ mcp: settings().enabled ? headerLine(servers.status()) : null });
+  const on = (): boolean => settings().enabled && vscode.workspace.isTrusted;
+  /** How many servers are defined, for the header before any has started. */
+  let defined = 0;
+  const update = (): void => deps.header.set({ mcp: on() ? headerLine(servers.status(), defined) : null });
+  const countDefined = async (): Promise<void> => {
+    defined = on() ? (await readDefinitions(memory.turnedOff()).catch(() => undefined))?.servers.length ?? 0 : 0;
+    update();
+  };
   store.add(servers.onChanged(update));
   const invalidate = (): void => {
     servers.invalidate();
-    update();
+    void countDefined();
   };
   store.add(vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration('mcp') || e.affectsConfiguration('candor.mcp')) invalidate();
@@ -74,8 +81,7 @@ export function registerMcp(store: DisposableStore, ports: Ports, deps: McpRegis
   for (const event of [watcher.onDidChange, watcher.onDidCreate, watcher.onDidDelete]) store.add(event(invalidate));
   store.add(vscode.workspace.onDidGrantWorkspaceTrust(invalidate));
   store.add(registerCommand('candor.mcpServers', () => showMcpServers({ servers, memory, log: ports.channel, invalidate, defined: async () => (await readDefinitions(memory.turnedOff())).servers }), ports.notify));
-  update();
-  const on = (): boolean => settings().enabled && vscode.workspace.isTrusted;
+  void countDefined();
   return {
     prepare: (signal) => (on() ? tools.prepare?.(signal) ?? Promise.resolve() : Promise.resolve()),
     specs: () => (on() ? tools.specs() : []),

@@ -2,9 +2,12 @@ import * as vscode from 'vscode';
 import type { McpServers, ServerStatus } from '../../core/mcp/servers';
 import type { McpMemory } from './memory';
 
-/** The chat header's MCP line: "MCP: 2 servers, 14 tools; 'github' failed". Null when no server is defined. */
-export function headerLine(status: readonly ServerStatus[]): string | null {
-  if (status.length === 0) return null;
+/**
+ * The chat header's MCP line: "MCP: 2 servers, 14 tools; 'github' failed";
+ * before the first message, how many are defined. Null when none is.
+ */
+export function headerLine(status: readonly ServerStatus[], defined: number): string | null {
+  if (status.length === 0) return defined > 0 ? `MCP: ${defined} server${defined === 1 ? '' : 's'} defined, started with the first message` : null;
   const running = status.filter((s) => s.state === 'running');
   const tools = running.reduce((sum, s) => sum + s.tools, 0);
   const failed = status.filter((s) => s.state === 'failed' || s.state === 'refused').map((s) => `'${s.name}'`);
