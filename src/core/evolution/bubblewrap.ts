@@ -5,7 +5,7 @@ import { DEPENDENCY_DIR } from './paths';
 import { gateGroup, gatePasswd, type GateUser } from './gateUser';
 import { gateSeccompProgram } from './seccomp';
 import { realOrResolved } from '../realPath';
-import { extraBinds, runMounts, type Layer } from './runMounts';
+import { extraBinds, isRealFolder, realOrUndefined, runMounts, unique, type Layer } from './runMounts';
 import type { Invocation, PreparedSandbox, Sandbox, SandboxRun } from './sandbox';
 
 /**
@@ -320,10 +320,6 @@ function lstatOrUndefined(file: string): fs.Stats | undefined {
   }
 }
 
-function isRealFolder(dir: string): boolean {
-  return lstatOrUndefined(dir)?.isDirectory() === true;
-}
-
 /** bubblewrap stops at a folder it cannot reach (started by an ordinary user: one of root's on PATH). */
 function isReadable(dir: string): boolean {
   try {
@@ -331,14 +327,6 @@ function isReadable(dir: string): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-function realOrUndefined(target: string): string | undefined {
-  try {
-    return fs.realpathSync.native(target);
-  } catch {
-    return undefined;
   }
 }
 
@@ -352,6 +340,3 @@ function depth(dir: string): number {
   return dir.split(path.sep).length;
 }
 
-function unique(values: readonly string[]): string[] {
-  return [...new Set(values)];
-}

@@ -74,7 +74,8 @@ export function extraBinds(binds: readonly { readonly source: string; readonly d
   return kept;
 }
 
-function isRealFolder(dir: string): boolean {
+/** A folder, not a link to one. */
+export function isRealFolder(dir: string): boolean {
   try {
     return fs.lstatSync(dir).isDirectory();
   } catch {
@@ -82,7 +83,7 @@ function isRealFolder(dir: string): boolean {
   }
 }
 
-function realOrUndefined(target: string): string | undefined {
+export function realOrUndefined(target: string): string | undefined {
   try {
     return fs.realpathSync.native(target);
   } catch {
@@ -90,6 +91,6 @@ function realOrUndefined(target: string): string | undefined {
   }
 }
 
-function unique(values: readonly string[]): string[] {
+export function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }

@@ -104,25 +104,7 @@ export interface GateEnvironmentOptions {
  * `secrets`, for the redaction set.
  */
 export function gateEnvironment(o: GateEnvironmentOptions): ChildEnvironment {
-  const base = o.base ?? process.env;
-  const set: Record<string, string> = {
-    USER: o.user,
-    LOGNAME: o.user,
-    HOME: o.home,
-    TMPDIR: o.tmp,
-    TMP: o.tmp,
-    TEMP: o.tmp,
-    CI: '1',
-    [EVOLUTION_GATE_MARKER]: '1',
-    ...(process.platform === 'win32' ? { USERPROFILE: o.home } : {}),
-  };
-  for (const name of TOOLCHAIN_NAMES) {
-    const value = base[name];
-    if (value === undefined || value === '' || !path.isAbsolute(value)) continue;
-    const dir = path.resolve(value);
-    if (o.isVisible(dir)) set[name] = dir;
-  }
-  return childEnvironment({ use: 'the evolution gate', names: o.network ? PROXY_NAMES : [], extraNames: o.extraNames, set, withhold: o.withhold, base });
+  return sandboxedEnvironment(o, 'the evolution gate', { [EVOLUTION_GATE_MARKER]: '1' });
 }
 
 /**
@@ -136,6 +118,11 @@ export function gateEnvironment(o: GateEnvironmentOptions): ChildEnvironment {
  * Never the evolution gate's marker: this is not the gate.
  */
 export function commandEnvironment(o: GateEnvironmentOptions): ChildEnvironment {
+  return sandboxedEnvironment(o, 'a command', {});
+}
+
+/** What the gate's and the agent's commands share: the throwaway home and temp folder, the user, CI=1, visible toolchains, proxies with the network. */
+function sandboxedEnvironment(o: GateEnvironmentOptions, use: string, own: Readonly<Record<string, string>>): ChildEnvironment {
   const base = o.base ?? process.env;
   const set: Record<string, string> = {
     USER: o.user,
@@ -145,6 +132,7 @@ export function commandEnvironment(o: GateEnvironmentOptions): ChildEnvironment 
     TMP: o.tmp,
     TEMP: o.tmp,
     CI: '1',
+    ...own,
     ...(process.platform === 'win32' ? { USERPROFILE: o.home } : {}),
   };
   for (const name of TOOLCHAIN_NAMES) {
@@ -153,7 +141,7 @@ export function commandEnvironment(o: GateEnvironmentOptions): ChildEnvironment 
     const dir = path.resolve(value);
     if (o.isVisible(dir)) set[name] = dir;
   }
-  return childEnvironment({ use: 'a command', names: o.network ? PROXY_NAMES : [], extraNames: o.extraNames, set, withhold: o.withhold, base });
+  return childEnvironment({ use, names: o.network ? PROXY_NAMES : [], extraNames: o.extraNames, set, withhold: o.withhold, base });
 }
 
 /** Whether `entry` can name variables: a name of letters, digits and `_` not starting with a digit, optionally ending in `*`. */

@@ -124,10 +124,18 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
     await vscode.commands.executeCommand('vscode.diff', left, right, `Candor proposes: ${proposal.path}`, { preview: true });
   }
 
+  /** Every keystroke asks: the files with a pending proposal, looked up again only when the session has new records. */
+  private pendingFiles: { session: Session; records: number; files: ReadonlySet<string> } | undefined;
+
   private markStaleIfChanged(document: vscode.TextDocument): void {
     const session = this.session();
     if (!session || document.uri.scheme !== 'file') return;
-    const proposal = pendingFor(session.all(), document.uri.fsPath);
+    const records = session.all();
+    if (this.pendingFiles?.session !== session || this.pendingFiles.records !== records.length) {
+      this.pendingFiles = { session, records: records.length, files: new Set(pendingProposals(records).map((p) => p.file)) };
+    }
+    if (!this.pendingFiles.files.has(document.uri.fsPath)) return;
+    const proposal = pendingFor(records, document.uri.fsPath);
     if (!proposal || this.applying.has(proposal.id)) return;
     if (!isBaseUnchanged(proposal, document.getText())) setProposalState(session, proposal, 'stale');
   }
