@@ -27,7 +27,7 @@ import { runEvolution } from '../src/core/evolution/pipeline';
 import { prepareScratch } from '../src/core/evolution/scratch';
 import { readHistory, revertUntilGreen } from '../src/core/evolution/rollback';
 import { GateRunner } from '../src/core/evolution/gateRunner';
-import { detectSandbox, isSandboxUnavailable } from '../src/core/evolution/sandbox';
+import { detectSandbox, isSandboxUnavailable } from '../src/core/sandbox/sandbox';
 import { repoPaths } from '../src/core/evolution/paths';
 import { gateKey, markGated } from '../src/core/evolution/record';
 import { startOfflineServer } from '../src/core/offline/server';

@@ -31,12 +31,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runGate } from '../src/core/evolution/testGate';
-import { GateInputs, NO_SANDBOX, detectSandbox, prepareSandbox, type Invocation, type PreparedSandbox, type Sandbox, type SandboxRun } from '../src/core/evolution/sandbox';
+import { GateInputs, NO_SANDBOX, detectSandbox, prepareSandbox, type Invocation, type PreparedSandbox, type Sandbox, type SandboxRun } from '../src/core/sandbox/sandbox';
 import { gateEnvironment } from '../src/core/process/environment';
-import { DEFAULT_GATE_LIMITS, prepareLimits } from '../src/core/evolution/limits';
-import type { GateCgroup } from '../src/core/evolution/cgroup';
-import { openGateCgroup, releaseGateCgroup, settleGateCgroups } from '../src/core/evolution/gateCgroups';
-import { prepareForGateUser } from '../src/core/evolution/gateUser';
+import { DEFAULT_GATE_LIMITS, prepareLimits } from '../src/core/sandbox/limits';
+import type { GateCgroup } from '../src/core/sandbox/cgroup';
+import { openGateCgroup, releaseGateCgroup, settleGateCgroups } from '../src/core/sandbox/gateCgroups';
+import { prepareForGateUser } from '../src/core/sandbox/gateUser';
 import { generatedRepo } from './evolution.bench';
 
 const STARTS = 40;

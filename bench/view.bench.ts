@@ -37,13 +37,13 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runInView } from '../src/core/commands/sandboxedCommand';
 import { WorkspaceView, type RefreshReport, type ViewOverlay } from '../src/core/commands/view/workspaceView';
-import { settleGateCgroups } from '../src/core/evolution/gateCgroups';
-import { prepareForGateUser } from '../src/core/evolution/gateUser';
-import { GateInputs, detectSandbox, prepareSandbox, type Invocation, type Sandbox } from '../src/core/evolution/sandbox';
+import { settleGateCgroups } from '../src/core/sandbox/gateCgroups';
+import { prepareForGateUser } from '../src/core/sandbox/gateUser';
+import { GateInputs, detectSandbox, prepareSandbox, type Invocation, type Sandbox } from '../src/core/sandbox/sandbox';
 import { ReadOnlyGit } from '../src/core/git/guard';
 import { gitEnvironment } from '../src/core/git/hostileConfig';
 import { ceilingFor } from '../src/core/git/parents';
-import { DEFAULT_GATE_LIMITS, prepareLimits } from '../src/core/evolution/limits';
+import { DEFAULT_GATE_LIMITS, prepareLimits } from '../src/core/sandbox/limits';
 import { commandEnvironment } from '../src/core/process/environment';
 import { gitBinary } from '../src/core/process/gitBinary';
 

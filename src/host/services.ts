@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { promptSource } from '../core/prompt/systemPrompt';
 import { appendQueue } from '../core/jsonl';
-import { settleGateCgroups } from '../core/evolution/gateCgroups';
+import { settleGateCgroups } from '../core/sandbox/gateCgroups';
 import { DisposableStore } from './platform/lifecycle';
 import { createPorts } from './ports';
 import type { SavedRant } from './chat/chatController';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { within } from '../evolution/bubblewrap';
+import { within } from '../sandbox/bubblewrap';
 import { oneLine } from '../text';
 
 /**
@@ -41,7 +41,7 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI, '');
 }
 
-/** The marker Tail (evolution/tail.ts) puts before a tail it cut. */
+/** The marker Tail (sandbox/tail.ts) puts before a tail it cut. */
 const TAIL_MARKER = /^\[… ([\d,]+) earlier bytes not kept\]\n/;
 
 /**

@@ -1,6 +1,6 @@
 import type { ApprovalOutcome, Approvals } from '../approvals/approvals';
 import type { ToolCall } from '../chat/tools';
-import { Tail } from '../evolution/tail';
+import { Tail } from '../sandbox/tail';
 import type { SecretSet } from '../redact';
 import type { ApprovalAsk } from '../session/records';
 import { stringArg, toolSpec, type Tool } from '../tools/toolHost';

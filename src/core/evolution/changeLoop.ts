@@ -4,7 +4,7 @@ import type { ChatModel } from '../provider/chatModel';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
 import { throwIfCancelled } from './errors';
-import type { SandboxKind } from './sandbox';
+import type { SandboxKind } from '../sandbox/sandbox';
 import { firstLine } from '../text';
 
 export interface ChangeRequest {

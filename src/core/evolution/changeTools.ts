@@ -10,7 +10,7 @@ import { searchText } from '../workspace/searchText';
 import { applyUnifiedDiff } from './applyPatch';
 import { checkRelative, confineForWrite } from './confineWrite';
 import { describeGate, runGate, type GateStep, type GateStepName } from './testGate';
-import type { Sandbox } from './sandbox';
+import type { Sandbox } from '../sandbox/sandbox';
 
 export interface ChangeToolsOptions {
   /** The scratch clone: the only folder these tools see. */

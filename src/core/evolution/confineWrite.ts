@@ -2,7 +2,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { isGitInternal, within } from '../workspace/confine';
 import { WorkspaceToolError } from '../workspace/errors';
-import { DEPENDENCY_DIR } from './paths';
+import { DEPENDENCY_DIR } from '../sandbox/dependencies';
 
 export interface WritablePath {
   /** Real absolute path to write (a symlink inside the clone resolved to its target). */

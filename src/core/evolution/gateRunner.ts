@@ -1,6 +1,6 @@
 import { setupInputsMatch, setupIsCurrent, setupPlan, setupStampFile, writeSetupStamp } from './scratch';
 import type { Scratch } from './scratchGit';
-import type { Sandbox } from './sandbox';
+import type { Sandbox } from '../sandbox/sandbox';
 import { runGate, type GateOptions, type GateResult, type GateStep } from './testGate';
 
 export interface GateRunnerOptions {

@@ -3,7 +3,7 @@ export { runEvolution, REPOSITORY_HINT } from './pipeline';
 export { rantStatuses, dismissRant } from './triage';
 export { branchDiff, handOff } from './handOff';
 export { readRuns } from './record';
-export { type SandboxMode } from './sandbox';
+export { type SandboxMode } from '../sandbox/sandbox';
 export {
   followRecordedCi,
   isPullRequestRefusal,

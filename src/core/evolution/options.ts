@@ -1,7 +1,7 @@
 import type { GuardOptions, UnsavedBufferSource } from '../git';
 import type { Logger } from '../log';
 import type { ChatModel, TextModel } from '../provider/chatModel';
-import type { DetectOptions, SandboxMode } from './sandbox';
+import type { DetectOptions, SandboxMode } from '../sandbox/sandbox';
 import type { EvolutionLimits } from '../settings/resolve';
 import type { CiCulpritResult } from '../github/ciHistory';
 

@@ -7,8 +7,6 @@ import { realOrResolved } from '../realPath';
 export const TRIAGE_FILE = 'triage.jsonl';
 export const EVOLUTION_FILE = 'evolution.jsonl';
 export const SCRATCH_DIR = 'scratch';
-/** The folder, inside the clone, that setup fills and everything else may only read; kept across runs while the lock file is unchanged. */
-export const DEPENDENCY_DIR = 'node_modules';
 
 /**
  * The workspace id of the repository's real path: a repository reached

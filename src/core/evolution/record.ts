@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { appendJsonLine, isoNow, readJsonLines } from '../jsonl';
 import { EVOLUTION_FILE } from './paths';
-import type { SandboxKind } from './sandbox';
-import type { LimitMechanisms } from './limits';
+import type { SandboxKind } from '../sandbox/sandbox';
+import type { LimitMechanisms } from '../sandbox/limits';
 import type { CiResult, CiStateName } from '../github/ciState';
 
 /** `triage-only`: no agent repository is set, so the run triaged and routed and changed no code anywhere. */

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { hashBounded, isUnsafeFile, readBounded } from '../boundedRead';
 import { isEvolutionError } from './errors';
 import { discardStaging } from './measure';
-import { DEPENDENCY_DIR, repoPaths } from './paths';
+import { DEPENDENCY_DIR } from '../sandbox/dependencies';
+import { repoPaths } from './paths';
 import { checkScratchPath, cloneIntoScratch, fetchIntoScratch, scratchGit, SOURCE_TRACES, type Scratch, type ScratchGitOptions } from './scratchGit';
 
 /**

@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runInvocation, type GateLimits, type LimitMechanisms } from './command';
-import { openGateCgroup, releaseGateCgroup } from './gateCgroups';
-import type { GateCgroup } from './cgroup';
+import { runInvocation, type GateLimits, type LimitMechanisms } from '../sandbox/command';
+import { openGateCgroup, releaseGateCgroup } from '../sandbox/gateCgroups';
+import type { GateCgroup } from '../sandbox/cgroup';
 import { parseGateSummary, type GateCounts } from './gateSummary';
 import { gateEnvironment } from '../process/environment';
-import { prepareForGateUser, type GateUser } from './gateUser';
-import { GateInputs, prepareSandbox, type Sandbox } from './sandbox';
+import { prepareForGateUser, type GateUser } from '../sandbox/gateUser';
+import { GateInputs, prepareSandbox, type Sandbox } from '../sandbox/sandbox';
 import { realOrResolved } from '../realPath';
 
 export type GateStepName = 'setup' | 'build' | 'test';

@@ -11,7 +11,7 @@
  *   only after the user confirmed that URL once.
  */
 
-import type { SandboxMode } from '../evolution/sandbox';
+import type { SandboxMode } from '../sandbox/sandbox';
 import { manifestDefault } from './manifest';
 import type { ParentFolderRule as ParentFolders } from '../git';
 import { DEFAULT_LOCAL_SERVERS, mergeLocalServers, parseLocalServers, type LocalServer } from '../provider/localServers';

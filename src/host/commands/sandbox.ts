@@ -1,5 +1,5 @@
 import type { Logger } from '../../core/log';
-import { detectSandbox, isSandboxUnavailable, type Sandbox } from '../../core/evolution/sandbox';
+import { detectSandbox, isSandboxUnavailable, type Sandbox } from '../../core/sandbox/sandbox';
 
 /**
  * The sandbox commands run in: evolution's, always required (there is no

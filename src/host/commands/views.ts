@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { CommandEnding, CommandPlace } from '../../core/commands/runCommandTool';
 import { describeForModel, runInView } from '../../core/commands/sandboxedCommand';
 import { WorkspaceView } from '../../core/commands/view/workspaceView';
-import type { Sandbox } from '../../core/evolution/sandbox';
+import type { Sandbox } from '../../core/sandbox/sandbox';
 import type { Logger } from '../../core/log';
 import { workspaceIdFor } from '../../core/workspaceId';
 import type { EditProposals } from '../chat/proposeEdit';

@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runInView, type ViewCommandResult } from '../../../../src/core/commands/sandboxedCommand';
-import type { Sandbox } from '../../../../src/core/evolution/sandbox';
+import type { Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { processesMatching, removeTempDirs } from '../evolution/helpers';
-import { eventually } from '../evolution/sandboxHelpers';
+import { eventually } from '../sandbox/sandboxHelpers';
 import { DOT_ENV_SECRET, hostShell, inView, makeView, makeWorkspace, removeDataFolders, sandboxOrSkip, throwawayCopy, treeHash, type ViewFixture } from './viewFixture';
 
 /**
@@ -99,7 +99,7 @@ describe('hostile commands in the sandbox over a view: each trap armed on the ho
     const grep = `grep -l -a -F '${secret}' /proc/[0-9]*/environ 2>/dev/null | wc -l; echo "own=$OPENAI_API_KEY"; ls -d /proc/[0-9]* | wc -l`;
     // Candor's process started with the key in its environment: a node child stands for it, its environment from exec.
     const script = [
-      `const { detectSandbox } = require(${JSON.stringify(path.resolve('src/core/evolution/sandbox.ts'))});`,
+      `const { detectSandbox } = require(${JSON.stringify(path.resolve('src/core/sandbox/sandbox.ts'))});`,
       `const { runInView } = require(${JSON.stringify(path.resolve('src/core/commands/sandboxedCommand.ts'))});`,
       "const { execSync } = require('node:child_process');",
       '(async () => {',

@@ -7,7 +7,7 @@ import { stripAnsi } from '../../../../src/core/commands/commandReport';
 
 const NETWORK_OFF = 'it tried to reach the network, which is off for commands (candor.commands.network): no host, not even a service on this machine\'s loopback, answers inside the sandbox';
 import { OutputExplainer, lastLines } from '../../../../src/core/commands/commandReport';
-import { NO_SANDBOX, type Sandbox } from '../../../../src/core/evolution/sandbox';
+import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { isKindError } from '../../../../src/core/kindError';
 import { processesMatching, removeTempDirs } from '../evolution/helpers';
 import { FAILING_GREET, hostShell, inView, makeView, makeWorkspace, removeDataFolders, sandboxOrSkip, treeHash, type ViewFixture } from './viewFixture';

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { changeTools } from '../../../../src/core/evolution/changeTools';
 import type { ToolHost } from '../../../../src/core/chat/tools';
-import { NO_SANDBOX, type Sandbox } from '../../../../src/core/evolution/sandbox';
+import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
 
 describe('change tools: confined to the scratch clone', () => {

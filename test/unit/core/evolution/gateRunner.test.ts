@@ -2,14 +2,14 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runInvocation, type CommandResult } from '../../../../src/core/evolution/command';
-import { openGateCgroup, releaseGateCgroup } from '../../../../src/core/evolution/gateCgroups';
+import { runInvocation, type CommandResult } from '../../../../src/core/sandbox/command';
+import { openGateCgroup, releaseGateCgroup } from '../../../../src/core/sandbox/gateCgroups';
 import { runGate, type GateOptions } from '../../../../src/core/evolution/testGate';
 import { childEnv } from '../../../../src/core/process/childEnv';
-import { NO_SANDBOX, type Sandbox } from '../../../../src/core/evolution/sandbox';
-import { Tail } from '../../../../src/core/evolution/tail';
+import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import { Tail } from '../../../../src/core/sandbox/tail';
 import { processesMatching, removeTempDirs, requiredSandbox, running, tempDir, skipInsideEvolutionGate } from './helpers';
-import { eventually, gateCgroupsOf } from './sandboxHelpers';
+import { eventually, gateCgroupsOf } from '../sandbox/sandboxHelpers';
 
 describe('gate runner', () => {
   before(async function () {
@@ -205,9 +205,9 @@ describe("a gate's cgroup", () => {
 
   it('a cgroup left by a Candor killed during its gate, and what still ran in it, are gone at the next gate', async () => {
     const seconds = needle();
-    const module = (name: string): string => JSON.stringify(path.join(__dirname, '../../../../src/core/evolution', name));
+    const module = (name: string): string => JSON.stringify(path.join(__dirname, '../../../../src/core', name));
     // The seconds come through the environment, so that only the gate's command has them on its command line.
-    const script = `require(${module('testGate')}).runGate([{ name: 'test', command: 'exec sleep ' + process.env.SLEEP_FOR }], { sandbox: require(${module('sandbox')}).NO_SANDBOX, cwd: ${JSON.stringify(dir)}, timeoutMs: 60000, limits: ${JSON.stringify(limits)} });`;
+    const script = `require(${module('evolution/testGate')}).runGate([{ name: 'test', command: 'exec sleep ' + process.env.SLEEP_FOR }], { sandbox: require(${module('sandbox/sandbox')}).NO_SANDBOX, cwd: ${JSON.stringify(dir)}, timeoutMs: 60000, limits: ${JSON.stringify(limits)} });`;
     // Its temp folder is the test's: the throwaway home a killed host leaves goes with it.
     const env = { ...process.env, SLEEP_FOR: seconds, TMPDIR: tempDir('candor-killed-host-') };
     const host = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '-e', script], { stdio: 'ignore', env });

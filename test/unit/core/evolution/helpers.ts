@@ -8,7 +8,7 @@ import { parseScenario, type Scenario } from '../../../../src/core/offline/scena
 import { modelAt } from '../provider/models';
 import type { ChatModel } from '../../../../src/core/provider/chatModel';
 import type { EvolutionOptions } from '../../../../src/core/evolution/pipeline';
-import { detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../../src/core/evolution/sandbox';
+import { detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 
 /** What every evolution gate command finds in its environment (src/core/process/environment.ts). */
 const GATE_MARKER = 'CANDOR_EVOLUTION_GATE';

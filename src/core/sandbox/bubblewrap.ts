@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DEPENDENCY_DIR } from './paths';
+import { DEPENDENCY_DIR } from './dependencies';
 import { gateGroup, gatePasswd, type GateUser } from './gateUser';
 import { gateSeccompProgram } from './seccomp';
 import { realOrResolved } from '../realPath';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { DEPENDENCY_DIR } from './paths';
+import { DEPENDENCY_DIR } from './dependencies';
 
 /**
  * The Seatbelt profile (`sandbox-exec -p`) of one gate command on macOS

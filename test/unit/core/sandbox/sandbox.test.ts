@@ -5,9 +5,9 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runGate, type GateOptions } from '../../../../src/core/evolution/testGate';
-import { NO_SANDBOX, detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../../src/core/evolution/sandbox';
-import { bubblewrapInvocation } from '../../../../src/core/evolution/bubblewrap';
-import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
+import { NO_SANDBOX, detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import { bubblewrapInvocation } from '../../../../src/core/sandbox/bubblewrap';
+import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from '../evolution/helpers';
 import { gateRun, runWrapped } from './sandboxHelpers';
 
 /**

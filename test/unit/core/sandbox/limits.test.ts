@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runInvocation, type CommandOptions, type CommandResult, type GateLimits } from '../../../../src/core/evolution/command';
-import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../../src/core/evolution/cgroupMounts';
-import { OutputSigns, limitReason, prepareLimits } from '../../../../src/core/evolution/limits';
-import { NO_SANDBOX, openInputs, type Sandbox } from '../../../../src/core/evolution/sandbox';
-import { processesMatching, removeTempDirs, requiredSandbox, skipInsideEvolutionGate, tempDir } from './helpers';
+import { runInvocation, type CommandOptions, type CommandResult, type GateLimits } from '../../../../src/core/sandbox/command';
+import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../../src/core/sandbox/cgroupMounts';
+import { OutputSigns, limitReason, prepareLimits } from '../../../../src/core/sandbox/limits';
+import { NO_SANDBOX, openInputs, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import { processesMatching, removeTempDirs, requiredSandbox, skipInsideEvolutionGate, tempDir } from '../evolution/helpers';
 
 /**
  * Every bomb here is bounded by its own loop, so a limit that fails costs

@@ -13,7 +13,7 @@ import {
   X32_SYSCALL_BIT,
   gateSeccompProgram,
   type SeccompArch,
-} from '../../../../src/core/evolution/seccomp';
+} from '../../../../src/core/sandbox/seccomp';
 
 /**
  * The seccomp program, decoded and run here over synthetic `seccomp_data`

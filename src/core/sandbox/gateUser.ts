@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEPENDENCY_DIR } from './paths';
+import { DEPENDENCY_DIR } from './dependencies';
 
 /**
  * The account gate commands run as when Candor runs as root

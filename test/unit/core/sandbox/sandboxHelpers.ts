@@ -1,10 +1,10 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../../src/core/evolution/cgroupMounts';
-import { openInputs, type Invocation, type SandboxRun } from '../../../../src/core/evolution/sandbox';
-import { prepareForGateUser, type GateUser } from '../../../../src/core/evolution/gateUser';
-import { tempDir } from './helpers';
+import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../../src/core/sandbox/cgroupMounts';
+import { openInputs, type Invocation, type SandboxRun } from '../../../../src/core/sandbox/sandbox';
+import { prepareForGateUser, type GateUser } from '../../../../src/core/sandbox/gateUser';
+import { tempDir } from '../evolution/helpers';
 
 /** Runs a wrapped command to its end, its inputs (the seccomp program, passwd, group) at fds 3, 4, 5 as the gate passes them. */
 export function runWrapped(invocation: Invocation, options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {

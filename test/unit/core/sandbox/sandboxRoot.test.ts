@@ -5,11 +5,11 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runGate, type GateOptions } from '../../../../src/core/evolution/testGate';
-import { NO_SANDBOX, type Sandbox } from '../../../../src/core/evolution/sandbox';
-import { bubblewrapInvocation } from '../../../../src/core/evolution/bubblewrap';
-import { CALLS, seccompArch } from '../../../../src/core/evolution/seccomp';
-import { gateGroup, gatePasswd, gateUserFor, gateUserProblem, prepareForGateUser } from '../../../../src/core/evolution/gateUser';
-import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
+import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import { bubblewrapInvocation } from '../../../../src/core/sandbox/bubblewrap';
+import { CALLS, seccompArch } from '../../../../src/core/sandbox/seccomp';
+import { gateGroup, gatePasswd, gateUserFor, gateUserProblem, prepareForGateUser } from '../../../../src/core/sandbox/gateUser';
+import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from '../evolution/helpers';
 import { gateRun, openForWriting, runWrapped } from './sandboxHelpers';
 
 /**
