@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { within } from '../sandbox/bubblewrap';
+import type { CommandResult } from '../sandbox/command';
 import { oneLine } from '../text';
 
 /**
@@ -10,17 +11,10 @@ import { oneLine } from '../text';
  * workspace or a download forever.
  */
 
-export interface ViewCommandResult {
-  readonly exitCode: number | null;
-  readonly timedOut: boolean;
-  readonly cancelled: boolean;
-  /** The sandbox could not be started at all. */
-  readonly crashed: boolean;
-  readonly ms: number;
+/** How the command ended, as the sandbox's runner says it (`crashed`: the sandbox could not be started at all). */
+export interface ViewCommandResult extends Pick<CommandResult, 'exitCode' | 'timedOut' | 'cancelled' | 'crashed' | 'ms' | 'limitHit'> {
   /** The last lines, at most TAIL_BYTES, escape sequences stripped. */
   readonly tail: string;
-  /** The limit it hit, for people ("hit the memory limit (4096 MiB)"). */
-  readonly limitHit?: string;
   /** What it tried that the sandbox refused, for the model ("it tried to reach the network, …"). */
   readonly explanation?: string;
 }
