@@ -174,6 +174,8 @@ function viewRun(c: ViewCommand, at: { readonly workspace: string; readonly view
     depsWritable: false,
     readOnlyBinds: c.readOnlyBinds.filter((bind) => inWorkspace(bind.dest) && within(at.workspace, realOrResolved(bind.source))).map((bind) => ({ source: bind.source, dest: inside(bind.dest) })),
     tmpfs: c.tmpfs.filter(inWorkspace).map(inside),
+    // The sandbox's own tmpfs folders hold at most what the disk limit allows the view and the home.
+    tmpfsMiB: (c.limits ?? DEFAULT_GATE_LIMITS).diskMiB,
   };
 }
 

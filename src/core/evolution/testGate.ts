@@ -101,7 +101,9 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
       withhold: options.secrets,
     });
     const limits = options.limits !== undefined ? { ...options.limits, diskPaths: [options.cwd, throwaway] } : undefined;
-    const sandbox = prepareSandbox(options.sandbox, { cwd: options.cwd, home, tmp, hidden: options.hidden, network: options.network === true, depsWritable: options.depsWritable === true });
+    // The sandbox's own tmpfs folders hold at most what the disk limit allows the clone and the home.
+    const tmpfsMiB = limits?.diskMiB;
+    const sandbox = prepareSandbox(options.sandbox, { cwd: options.cwd, home, tmp, hidden: options.hidden, network: options.network === true, depsWritable: options.depsWritable === true, ...(tmpfsMiB !== undefined ? { tmpfsMiB } : {}) });
     // The seccomp program and the gate user's passwd and group files: fds 3, 4, 5 of bubblewrap.
     const inputFiles = new GateInputs(throwaway);
     for (const step of steps) {

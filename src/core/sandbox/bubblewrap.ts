@@ -46,6 +46,8 @@ export interface UserSwitch {
 export interface BubblewrapOptions {
   /** Set when Candor is root: the command runs as this user. */
   readonly user?: GateUser;
+  /** SandboxRun.tmpfsMiB is kept (bubblewrap 0.5 and later). */
+  readonly sizedTmpfs?: boolean;
   /** The real home, hidden; default os.homedir(). */
   readonly home?: string;
   /** Whose PATH names toolchains to bind; default process.env. */
@@ -81,17 +83,18 @@ const HOME_TOOLCHAINS = ['.nvm', '.volta', '.fnm', '.local/share/fnm', '.local/s
 /** Never bound from PATH: what the sandbox replaces with its own, or must not show at all. */
 const NEVER_FROM_PATH = ['/tmp', '/var/tmp', '/run', '/var/run', '/dev', '/proc', '/sys', '/srv', '/mnt', '/media'];
 
-export function bubblewrap(bwrap: string, userSwitch?: UserSwitch): Sandbox {
+/** `sizedTmpfs`: this bubblewrap takes `--size` (0.5 and later), so SandboxRun.tmpfsMiB is kept. */
+export function bubblewrap(bwrap: string, userSwitch?: UserSwitch, sizedTmpfs = false): Sandbox {
   return {
     kind: 'bubblewrap',
     user: userSwitch?.user,
-    wrap: (command, run) => bubblewrapInvocation(bwrap, command, run, { userSwitch }),
-    prepare: (run) => prepareBubblewrap(bwrap, run, { userSwitch }),
+    wrap: (command, run) => bubblewrapInvocation(bwrap, command, run, { userSwitch, sizedTmpfs }),
+    prepare: (run) => prepareBubblewrap(bwrap, run, { userSwitch, sizedTmpfs }),
     isVisible: (dir, hidden = []) => readOnlyView(os.homedir(), hidden, process.env).shows(realOrResolved(dir)),
   };
 }
 
-type InvocationOptions = Omit<BubblewrapOptions, 'user'> & { readonly userSwitch?: UserSwitch };
+type InvocationOptions = Omit<BubblewrapOptions, 'user'> & { readonly userSwitch?: UserSwitch; readonly sizedTmpfs?: boolean };
 
 /** `bwrap <mounts> -- [setpriv …] /bin/sh -c command`, with its inputs: the seccomp program, and the gate user's passwd and group. */
 export function bubblewrapInvocation(bwrap: string, command: string, run: SandboxRun, o: InvocationOptions = {}): Invocation {
@@ -159,7 +162,9 @@ function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): 
   const tools = selectToolchains(view.toolchains, home, hiddenAll);
   // A hidden folder needs covering only where something bound would show it.
   const hidden = hiddenAll.filter((dir) => [...system, ...tools].some((bound) => within(bound, dir))).sort((a, b) => depth(a) - depth(b));
-  const args = [...systemArgs(), '--dev', '/dev', '--perms', '1777', '--tmpfs', '/dev/shm', ...kernelArgs(), '--perms', '1777', '--tmpfs', '/tmp', '--tmpfs', '/run'];
+  // The writable tmpfs folders live in memory: each bounded where the run asks it.
+  const size = o.sizedTmpfs === true && run.tmpfsMiB !== undefined && run.tmpfsMiB > 0 ? ['--size', String(Math.floor(run.tmpfsMiB * 1024 * 1024))] : [];
+  const args = [...systemArgs(), '--dev', '/dev', '--perms', '1777', ...size, '--tmpfs', '/dev/shm', ...kernelArgs(), '--perms', '1777', ...size, '--tmpfs', '/tmp', ...size, '--tmpfs', '/run'];
   if (run.network) {
     // DNS: resolv.conf may be a link into /run (systemd-resolved).
     const resolv = realOrUndefined('/etc/resolv.conf');
@@ -184,7 +189,7 @@ function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): 
     { dest: cwd, source: cwdSource, readOnly: false },
     ...readOnlyInCwd.map((relative) => ({ dest: path.join(cwd, relative), source: path.join(cwdSource, relative), readOnly: true })),
   ];
-  const { binds, tmpfsDests } = runMounts(run, layers, args, extraBinds(run.readOnlyBinds ?? [], home, hiddenAll));
+  const { binds, tmpfsDests } = runMounts(run, layers, args, extraBinds(run.readOnlyBinds ?? [], home, hiddenAll), size);
   const tmpfsRoots = ['/tmp', '/run', '/dev/shm', ...hidden, ...tmpfsDests];
   const sys = SYS_READ_ONLY.filter(isRealFolder);
   for (const dir of skeleton([...sys, ...tools, ...writable, cwd, ...binds, ...tmpfsDests], [...system, ...sys, ...tools, ...writable, cwd, ...binds], tmpfsRoots)) args.push('--chmod', '0755', dir);

@@ -13,8 +13,9 @@ import type { SandboxRun } from './sandbox';
 /**
  * The run's read-only binds, then its tmpfs folders, each where bubblewrap
  * can make its mount point (canMountAt), pushed onto `args` and `layers`.
+ * `size` goes before each tmpfs (bubblewrap's `--size`, or nothing).
  */
-export function runMounts(run: SandboxRun, layers: Layer[], args: string[], readOnlyBinds: readonly { source: string; dest: string }[]): { binds: string[]; tmpfsDests: string[] } {
+export function runMounts(run: SandboxRun, layers: Layer[], args: string[], readOnlyBinds: readonly { source: string; dest: string }[], size: readonly string[] = []): { binds: string[]; tmpfsDests: string[] } {
   const binds: string[] = [];
   for (const bind of readOnlyBinds) {
     if (!canMountAt(layers, bind.dest)) continue;
@@ -26,7 +27,7 @@ export function runMounts(run: SandboxRun, layers: Layer[], args: string[], read
   for (const dir of unique((run.tmpfs ?? []).filter((dest) => path.isAbsolute(dest)).map((dest) => path.resolve(dest)))) {
     if (dir === '/' || !canMountAt(layers, dir)) continue;
     // Writable for the uid the command runs as, whoever owns the mount (root, as root).
-    args.push('--perms', '1777', '--tmpfs', dir);
+    args.push('--perms', '1777', ...size, '--tmpfs', dir);
     layers.push({ dest: dir });
     tmpfsDests.push(dir);
   }

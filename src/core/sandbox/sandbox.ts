@@ -62,6 +62,13 @@ export interface SandboxRun {
   readonly network: boolean;
   /** The dependency folder is writable during setup only. */
   readonly depsWritable: boolean;
+  /**
+   * The most each fresh tmpfs the command may write (`/tmp`, `/dev/shm`,
+   * `/run`, the run's own) can hold, in MiB: they live in memory, which no
+   * limit bounds on a host without a memory cgroup. Unbounded when absent,
+   * and where bubblewrap is too old to bound them (before 0.5).
+   */
+  readonly tmpfsMiB?: number;
 }
 
 /** A program and its arguments, ready for `spawn` without a shell around it. */
@@ -170,6 +177,9 @@ async function detectBubblewrap(options: DetectOptions): Promise<Sandbox | Sandb
     }
     userSwitch = { user, setpriv };
   }
+  // bubblewrap before 0.5 has no `--size`: then the tmpfs folders stay unbounded rather than the sandbox refused.
+  const sized = bubblewrap(bwrap, userSwitch, true);
+  if ((await probeSandbox(sized)) === undefined) return sized;
   const sandbox = bubblewrap(bwrap, userSwitch);
   const probe = await probeSandbox(sandbox);
   if (probe !== undefined) {
@@ -183,7 +193,7 @@ async function detectBubblewrap(options: DetectOptions): Promise<Sandbox | Sandb
 async function probeSandbox(sandbox: Sandbox): Promise<string | undefined> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-probe-'));
   try {
-    const run = { cwd: path.join(dir, 'work'), home: path.join(dir, 'home'), tmp: path.join(dir, 'tmp'), network: false, depsWritable: false };
+    const run = { cwd: path.join(dir, 'work'), home: path.join(dir, 'home'), tmp: path.join(dir, 'tmp'), network: false, depsWritable: false, tmpfsMiB: 1 };
     for (const folder of [run.cwd, run.home, run.tmp]) fs.mkdirSync(folder);
     const user = sandbox.user;
     if (user !== undefined) for (const folder of [run.cwd, run.home, run.tmp]) await prepareForGateUser(folder, user);

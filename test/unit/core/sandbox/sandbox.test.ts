@@ -64,6 +64,17 @@ describe('sandbox: bubblewrap around every gate command', () => {
       assert.match(refused.message, /candor\.evolution\.sandbox/);
     });
 
+    it('a bubblewrap without --size (before 0.5) still sandboxes, with its tmpfs folders unbounded rather than refused', async () => {
+      const old = path.join(tempDir('candor-oldbwrap-'), 'bwrap');
+      fs.writeFileSync(old, `#!/bin/sh\nfor a in "$@"; do [ "$a" = --size ] && { echo "bwrap: Unknown option --size" >&2; exit 1; }; done\nexec ${JSON.stringify(bwrap())} "$@"\n`, { mode: 0o755 });
+      const detected = await detectSandbox('required', { bwrapPath: old });
+      assert.ok(!isSandboxUnavailable(detected), isSandboxUnavailable(detected) ? detected.message : '');
+      assert.equal(detected.kind, 'bubblewrap');
+      const run = await gateRun(detected.user, { tmpfsMiB: 8 });
+      const result = runWrapped(detected.wrap('head -c 16777216 /dev/zero > /tmp/fill && wc -c < /tmp/fill', run), { cwd: run.cwd, env: { PATH: process.env.PATH } });
+      assert.deepEqual([result.status, result.stdout.trim()], [0, String(16 * 1024 * 1024)], result.stderr);
+    });
+
     it('as root: setpriv missing is unavailable, naming util-linux', async function () {
       if (process.getuid?.() !== 0) this.skip();
       const missing = await detectSandbox('required', { setprivPath: path.join(tempDir('candor-nosetpriv-'), 'setpriv') });
@@ -178,6 +189,22 @@ describe('sandbox: bubblewrap around every gate command', () => {
     if (fs.existsSync('/etc/shadow') && process.getuid?.() === 0) assert.ok(fs.statSync('/etc/shadow').size > 0, 'the host file has bytes (the trap)');
     assert.equal(shadow, 0, '/etc/shadow gives nothing');
     assert.equal(run, 0, '/run (sockets of host services) is empty');
+  });
+
+  it('its tmpfs folders live in memory, so each is bounded: 16 MiB into /tmp, /dev/shm and a cache tmpfs land without a bound (the trap), and stop at 8 MiB with one', async () => {
+    const fill = (dirs: string[]): string => dirs.map((dir) => `head -c 16777216 /dev/zero > ${dir}/fill 2>/dev/null && echo "${dir} wrote" || echo "${dir} refused $(wc -c < ${dir}/fill)"`).join('; ');
+    const outcome = async (tmpfsMiB: number | undefined): Promise<string[]> => {
+      const run = await gateRun(sandbox.user, { tmpfs: [] });
+      const cache = path.join(run.cwd, 'cache');
+      const invocation = sandbox.wrap(fill(['/tmp', '/dev/shm', cache]), { ...run, tmpfs: [cache], ...(tmpfsMiB !== undefined ? { tmpfsMiB } : {}) });
+      const result = runWrapped(invocation, { cwd: run.cwd, env: { PATH: process.env.PATH } });
+      assert.equal(result.status, 0, result.stderr);
+      return result.stdout.trim().split('\n');
+    };
+    const cache = '/cache';
+    assert.deepEqual((await outcome(undefined)).map((line) => line.replace(/^\S*\/cache /, `${cache} `)), ['/tmp wrote', '/dev/shm wrote', `${cache} wrote`], 'the trap: unbounded, a write of any size fills memory');
+    // Refused at the bound: 8 MiB landed, not a byte more.
+    assert.deepEqual((await outcome(8)).map((line) => line.replace(/^\S*\/cache /, `${cache} `)), ['/tmp', '/dev/shm', cache].map((dir) => `${dir} refused ${8 * 1024 * 1024}`));
   });
 
   it('no network unless asked: a loopback port the test opened is unreachable from build and test', async () => {
