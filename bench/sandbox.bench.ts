@@ -186,7 +186,8 @@ async function startUp(sandbox: Sandbox, bwrap: string, label: string, command: 
 /** A clone holding the evolution bench's test, with a `.git`, and a throwaway pair; the gate user's when there is one. */
 async function benchRun(sandbox: Sandbox, work: string): Promise<SandboxRun> {
   const base = fs.mkdtempSync(path.join(work, 'run-'));
-  const run: SandboxRun = { cwd: path.join(base, 'clone'), home: path.join(base, 'home'), tmp: path.join(base, 'tmp'), network: false, depsWritable: false };
+  // Its tmpfs folders bounded as a gate with the default limits bounds them.
+  const run: SandboxRun = { cwd: path.join(base, 'clone'), home: path.join(base, 'home'), tmp: path.join(base, 'tmp'), network: false, depsWritable: false, tmpfsMiB: DEFAULT_GATE_LIMITS.diskMiB };
   for (const dir of [run.cwd, path.join(run.cwd, '.git'), run.home, run.tmp]) fs.mkdirSync(dir, { recursive: true });
   fs.copyFileSync(path.join(generatedRepo(), 'test.js'), path.join(run.cwd, 'test.js'));
   if (sandbox.user !== undefined) for (const dir of [run.cwd, run.home, run.tmp]) await prepareForGateUser(dir, sandbox.user);
