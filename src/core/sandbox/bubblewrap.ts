@@ -16,7 +16,8 @@ import type { Invocation, PreparedSandbox, Sandbox, SandboxRun } from './sandbox
  * `/media`, `/home` or `/root`, so host service sockets and other users'
  * files there are simply absent. Writable: the clone (not its `.git`, not
  * its dependency folder outside setup), the throwaway home and temp folder,
- * and fresh `/tmp` and `/dev/shm`. A command of the agent gets a view of
+ * and fresh `/tmp` and `/dev/shm` in memory, each bounded where the run asks
+ * (SandboxRun.tmpfsMiB). A command of the agent gets a view of
  * the workspace instead of the clone, mounted at the workspace's own path,
  * with the workspace's dependency folders read-only over it and fresh tmpfs
  * folders for their caches (SandboxRun). Host-global kernel state is
