@@ -13,8 +13,9 @@ import { realOrResolved } from '../realPath';
 /**
  * The OS sandbox every command of an evolution run goes through
  * (docs/architecture.md, "Sandbox"): setup, build, test and the change
- * phase's `run_tests`. The model writes code and that code runs here, so the
- * sandbox assumes it is hostile.
+ * phase's `run_tests`; and every command of the agent (`run_command`). The
+ * model writes or chooses the code that runs here, so the sandbox assumes it
+ * is hostile.
  *
  * Linux: bubblewrap, called directly (bubblewrap.ts), with a seccomp filter
  * (seccomp.ts), and as an unprivileged uid when Candor is root (gateUser.ts).
