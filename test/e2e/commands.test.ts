@@ -8,7 +8,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { eventually, screenshot, useWorkbench, writeScenario } from './harness';
-import { chatButton, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
+import { chatButton, openChat, openFile, sendMessage, waitForTranscript, waitIdle } from './candor';
 import { hashTree } from '../helpers/hashTree';
 
 const BUGGY = 'export const add = (a, b) => a - b;\n';
@@ -234,5 +234,43 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
       await waitIdle(ctx.page);
       assert.match(await approval(frame).innerText(), /loopback-answered/);
     });
+  });
+});
+
+describe('commands in a workspace opened through a symlinked path', function () {
+  const ctx = useWorkbench({
+    // Tried: the folder is opened by a link to it, so the editor names its buffers by the link's path, not the real one the view is kept for.
+    openThroughLink: true,
+    workspace: { files: { 'src/add.js': BUGGY } },
+    start: (ws) => ({
+      settings: {
+        'candor.dataDir': ws.dataDir,
+        'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), {
+          rules: [
+            { match: { lastRole: 'tool' }, respond: { text: 'Tool step done.' } },
+            { match: { user: '^show add' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'cat src/add.js' } }] } },
+            { respond: { text: 'ok' } },
+          ],
+        }),
+      },
+    }),
+  });
+
+  it('an unsaved buffer is what the command sees, and the file on disk stays as it was', async () => {
+    await openFile(ctx.page, 'add.js');
+    const editor = ctx.page.locator('.monaco-editor:visible .view-lines').first();
+    await editor.waitFor({ state: 'visible', timeout: 15_000 });
+    await editor.click();
+    await ctx.page.keyboard.press('Control+End');
+    await ctx.page.keyboard.type('// unsaved through the link');
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'show add');
+    await (await chatButton(ctx.page, 'Run cat src/add.js')).click();
+    await waitForTranscript(frame, 'Tool step done.', 60_000);
+    await waitIdle(ctx.page);
+    const shown = await frame.locator('.entry.approval').last().innerText();
+    assert.match(shown, /exit 0/, 'it ran in the view: the folder\'s repository was found by its real path');
+    assert.match(shown, /\/\/ unsaved through the link/, 'the command read the buffer, not the disk');
+    assert.equal(fs.readFileSync(path.join(ctx.ws.dir, 'src', 'add.js'), 'utf8'), BUGGY, 'nothing was saved');
   });
 });

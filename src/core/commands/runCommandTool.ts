@@ -1,3 +1,4 @@
+import { errorMessage } from '../errorMessage';
 import type { ApprovalOutcome, Approvals } from '../approvals/approvals';
 import type { ToolCall } from '../chat/tools';
 import { Tail } from '../sandbox/tail';
@@ -115,15 +116,24 @@ async function execute(ports: CommandToolPorts, call: ToolCall, id: string, ask:
     call.show({ id, kind: 'approval', ask, decision: 'allowed', output: ports.secrets.redact(shown.text()) });
   };
   ports.echo?.(`\r\n$ ${ask.command}\r\n`);
-  const ending = await ports.execute(ask.command, place, {
-    timeoutMs,
-    signal,
-    onOutput: (text) => {
-      shown.push(Buffer.from(stripAnsi(text)));
-      ports.echo?.(text);
-      if (timer === undefined) timer = setTimeout(show, Math.max(0, SHOW_EVERY_MS - (Date.now() - lastShown)));
-    },
-  }).finally(() => clearTimeout(timer));
+  let ending: Awaited<ReturnType<CommandToolPorts['execute']>>;
+  try {
+    ending = await ports.execute(ask.command, place, {
+      timeoutMs,
+      signal,
+      onOutput: (text) => {
+        shown.push(Buffer.from(stripAnsi(text)));
+        ports.echo?.(text);
+        if (timer === undefined) timer = setTimeout(show, Math.max(0, SHOW_EVERY_MS - (Date.now() - lastShown)));
+      },
+    });
+  } catch (error) {
+    // Never left "Running…": the entry says why it did not run, and the model gets the same error.
+    ports.approvals.update(call.session, id, { output: ports.secrets.redact(shown.text()), outcome: ports.secrets.redact(`could not run: ${errorMessage(error)}`) });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
   ports.approvals.update(call.session, id, { output: ports.secrets.redact(shown.text()), outcome: ending.outcome });
   return ending.forModel;
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { realPathLenient } from '../../core/realPath';
 import { within } from '../../core/workspace/confine';
 import type { EditProposals } from '../chat/proposeEdit';
 
@@ -11,7 +12,7 @@ export interface Overlay {
 }
 
 /**
- * What the editor shows of the folder `root` and the disk does not hold:
+ * What the editor shows of the folder `root` (a real path) and the disk does not hold:
  * every unsaved buffer, then every pending proposal, each encoded in its
  * file's encoding. A text that cannot be written in it refuses the command,
  * with the reason (VS Code's own encoder says which).
@@ -19,14 +20,17 @@ export interface Overlay {
 export async function editorOverlays(root: string, proposals: EditProposals): Promise<Overlay[]> {
   const overlays = new Map<string, Overlay>();
   for (const document of vscode.workspace.textDocuments) {
-    if (!document.isDirty || document.uri.scheme !== 'file' || !within(root, document.uri.fsPath)) continue;
-    const relative = relativeOf(root, document.uri.fsPath);
+    if (!document.isDirty || document.uri.scheme !== 'file') continue;
+    // `root` is real; a folder opened through a symlinked path names its buffers by that path.
+    const file = realPathLenient(document.uri.fsPath);
+    if (!within(root, file)) continue;
+    const relative = relativeOf(root, file);
     overlays.set(relative, { path: relative, bytes: await encode(document.getText(), document, relative) });
   }
   for (const proposal of await proposals.overlays()) {
     if (!within(root, proposal.file)) continue;
     const relative = relativeOf(root, proposal.file);
-    const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === proposal.file);
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && realPathLenient(d.uri.fsPath) === proposal.file);
     overlays.set(relative, { path: relative, bytes: await encode(proposal.content, open, relative, vscode.Uri.file(proposal.file)) });
   }
   return [...overlays.values()];

@@ -1,9 +1,11 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { findRepositories, readOnlyReason, type GuardOptions, type ReadOnlyGit, type RepositoryEntry, type UnsavedBufferSource } from '../../core/git';
 import type { Logger } from '../../core/log';
 import type { GitInfo } from '../../protocol/chat';
 import { Disposable } from '../platform/lifecycle';
 import { errorMessage } from '../../core/errorMessage';
+import { realPathLenient } from '../../core/realPath';
 
 /** Unsaved editor buffers of files on disk: the host side of the dirty-buffer port. */
 export const vscodeUnsavedBuffers: UnsavedBufferSource = {
@@ -73,7 +75,8 @@ export class WorkspaceGit extends Disposable {
 
   async repository(folder?: string): Promise<ReadOnlyGit | undefined> {
     const entries = await this.repositories();
-    const entry = folder ? entries.find((e) => e.folder === folder || e.folder.endsWith(`/${folder}`)) : entries[0];
+    // By its path, its real path (a folder opened through a symlinked path), or its name.
+    const entry = folder ? entries.find((e) => e.folder === folder || e.folder.endsWith(`/${folder}`) || (path.isAbsolute(folder) && realPathLenient(e.folder) === realPathLenient(folder))) : entries[0];
     return entry?.status === 'repo' ? entry.repo : undefined;
   }
 

@@ -31,6 +31,8 @@ export interface SuiteOptions {
    * a test's first step never races with it. false: do not wait.
    */
   chatAtStart?: boolean;
+  /** Open the workspace through a symlink to it (as a folder under a linked home is opened), not by its real path. */
+  openThroughLink?: boolean;
 }
 
 export interface SuiteContext {
@@ -52,13 +54,14 @@ export function useWorkbench(options: SuiteOptions = {}): SuiteContext {
     this.timeout(180_000);
     ctx.ws = makeWorkspace(options.workspace);
     const { vsix, ...start } = options.start?.(ctx.ws) ?? {};
+    const opened = options.openThroughLink === true ? linkTo(ctx.ws.dir) : ctx.ws.dir;
     ctx.vs = await startVsCode({
       ...start,
-      workspace: ctx.ws.dir,
+      workspace: opened,
       vsix: vsix === undefined ? packagedVsix() : vsix || undefined,
     });
     try {
-      ctx.wb = await openWorkbench(ctx.vs.url, ctx.ws.dir);
+      ctx.wb = await openWorkbench(ctx.vs.url, opened);
       ctx.page = ctx.wb.page;
       // Candor activates on startup finished; its gauge appearing means its
       // commands are registered, so a test may open the palette at once.
@@ -87,6 +90,13 @@ export function useWorkbench(options: SuiteOptions = {}): SuiteContext {
   });
 
   return ctx;
+}
+
+/** A symlink to `dir` beside its temp folder, removed with it. */
+function linkTo(dir: string): string {
+  const link = path.join(path.dirname(dir), `${path.basename(dir)}-link`);
+  fs.symlinkSync(dir, link);
+  return link;
 }
 
 /**

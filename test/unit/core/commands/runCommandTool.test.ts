@@ -19,7 +19,7 @@ const SECRET = 'sk-test-0123456789abcdef';
  * functions that record what the tool asked of them; the sandbox itself is
  * tested in sandboxedCommand.test.ts and hostileCommands.test.ts.
  */
-function setup(o: { allowed?: string[] } = {}) {
+function setup(o: { allowed?: string[]; failWith?: string } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-runcmd-'));
   const session = Session.create(dir, 'app');
   const approvals = new Approvals();
@@ -39,6 +39,7 @@ function setup(o: { allowed?: string[] } = {}) {
     },
     remember: async (prefix) => void remembered.push(prefix),
     execute: async (command, _place, x) => {
+      if (o.failWith !== undefined) throw new Error(o.failWith);
       ran.push(`${command} (${x.timeoutMs} ms)`);
       x.onOutput(`\u001b[32mok\u001b[0m key ${SECRET}\n`);
       return { forModel: 'exit 0', outcome: 'exit 0 in 0.1 s' };
@@ -69,7 +70,7 @@ describe('run_command waits for the user, every time, unless the user said other
   afterEach(async () => {
     for (const c of cleanups.splice(0)) await c();
   });
-  const make = (o?: { allowed?: string[] }) => {
+  const make = (o?: { allowed?: string[]; failWith?: string }) => {
     const s = setup(o);
     cleanups.push(async () => {
       await s.session.flushed();
@@ -89,6 +90,17 @@ describe('run_command waits for the user, every time, unless the user said other
     assert.equal((last?.output ?? '').includes('\u001b'), false, 'no escape sequence reaches the chat');
     assert.doesNotMatch(last?.output ?? '', /sk-test/);
     assert.match(last?.output ?? '', /ok key \[redacted\]/);
+  });
+
+  it('a run that cannot start (the view could not be made) ends its entry with why, never left "Running…", and the model gets the error', async () => {
+    const s = make({ failWith: `This folder has no git repository (key ${SECRET})` });
+    const result = s.tool.run({ command: 'npm test' }, new AbortController().signal, s.call);
+    await answerWhenAsked(s, 'run');
+    await assert.rejects(result, /no git repository/);
+    const last = s.latest();
+    assert.equal(last?.decision, 'allowed');
+    assert.match(last?.outcome ?? '', /^could not run: This folder has no git repository/, 'the entry says it ended, and why');
+    assert.doesNotMatch(last?.outcome ?? '', /sk-test/);
   });
 
   it('Deny: it does not run, and the model is told the user declined, in one tool result', async () => {
