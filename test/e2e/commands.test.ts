@@ -249,6 +249,7 @@ describe('commands in a workspace opened through a symlinked path', function () 
           rules: [
             { match: { lastRole: 'tool' }, respond: { text: 'Tool step done.' } },
             { match: { user: '^show add' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'cat src/add.js' } }] } },
+            { match: { user: '^fix add' }, respond: { toolCalls: [{ name: 'propose_edit', arguments: { path: 'src/add.js', old_text: 'a - b', new_text: 'a + b' } }] } },
             { respond: { text: 'ok' } },
           ],
         }),
@@ -272,5 +273,18 @@ describe('commands in a workspace opened through a symlinked path', function () 
     assert.match(shown, /exit 0/, 'it ran in the view: the folder\'s repository was found by its real path');
     assert.match(shown, /\/\/ unsaved through the link/, 'the command read the buffer, not the disk');
     assert.equal(fs.readFileSync(path.join(ctx.ws.dir, 'src', 'add.js'), 'utf8'), BUGGY, 'nothing was saved');
+  });
+
+  it('a proposal is made against that buffer, and Accept changes it in its own tab, not in a second one for the real path', async () => {
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'fix add');
+    await waitForTranscript(frame, 'Tool step done.', 60_000);
+    await waitIdle(ctx.page);
+    await (await chatButton(ctx.page, 'Accept src/add.js')).click();
+    const buffer = async (): Promise<string> => (await ctx.page.locator('.monaco-editor:visible .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+    await eventually(async () => ((await buffer()).includes('a + b') ? true : undefined), 15_000, 'the buffer holds the fix');
+    assert.match(await buffer(), /\/\/ unsaved through the link/, 'the unsaved line the proposal was made against is still there');
+    assert.equal(await ctx.page.locator('.tabs-container .tab', { hasText: 'add.js' }).count(), 1, 'one tab for the file');
+    assert.equal(fs.readFileSync(path.join(ctx.ws.dir, 'src', 'add.js'), 'utf8'), BUGGY, 'accepting does not save');
   });
 });

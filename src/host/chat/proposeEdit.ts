@@ -7,6 +7,7 @@ import type { Session } from '../../core/session/session';
 import type { EditProposal } from '../../core/tools/agentTools';
 import { confineTarget } from '../../core/workspace';
 import type { ProposalAnswer } from '../../protocol/chat';
+import { editorUri, realFileOf } from '../platform/editorFiles';
 import { Disposable } from '../platform/lifecycle';
 
 const SCHEME = 'candor-proposal';
@@ -42,7 +43,7 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
   async propose(proposal: EditProposal, call: ToolCall | undefined): Promise<string> {
     if (!call) throw new Error('propose_edit works only in a chat turn');
     const target = await confineTarget(workspaceRoots(), proposal.path);
-    const uri = vscode.Uri.file(target.absolute);
+    const uri = editorUri(target.absolute);
     const current = await currentText(uri);
     const earlier = pendingFor(call.session.all(), target.absolute);
     // A pending proposal for the file is built on, while the user's text is still what it was made against.
@@ -83,14 +84,14 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
     if (!session) return [];
     const live: Array<{ file: string; content: string }> = [];
     for (const proposal of pendingProposals(session.all())) {
-      if (isBaseUnchanged(proposal, await currentText(vscode.Uri.file(proposal.file)))) live.push({ file: proposal.file, content: proposal.content });
+      if (isBaseUnchanged(proposal, await currentText(editorUri(proposal.file)))) live.push({ file: proposal.file, content: proposal.content });
       else setProposalState(session, proposal, 'stale');
     }
     return live;
   }
 
   private async accept(session: Session, proposal: ProposalRecord): Promise<void> {
-    const uri = vscode.Uri.file(proposal.file);
+    const uri = editorUri(proposal.file);
     const current = await currentText(uri);
     if (!isBaseUnchanged(proposal, current)) {
       setProposalState(session, proposal, 'stale');
@@ -120,7 +121,7 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
 
   private async showDiff(proposal: ProposalRecord): Promise<void> {
     const right = vscode.Uri.from({ scheme: SCHEME, path: `/${proposal.path}`, query: proposal.id });
-    const left = proposal.created ? vscode.Uri.from({ scheme: SCHEME, path: `/${proposal.path} (new)`, query: 'empty' }) : vscode.Uri.file(proposal.file);
+    const left = proposal.created ? vscode.Uri.from({ scheme: SCHEME, path: `/${proposal.path} (new)`, query: 'empty' }) : editorUri(proposal.file);
     await vscode.commands.executeCommand('vscode.diff', left, right, `Candor proposes: ${proposal.path}`, { preview: true });
   }
 
@@ -134,8 +135,11 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
     if (this.pendingFiles?.session !== session || this.pendingFiles.records !== records.length) {
       this.pendingFiles = { session, records: records.length, files: new Set(pendingProposals(records).map((p) => p.file)) };
     }
-    if (!this.pendingFiles.files.has(document.uri.fsPath)) return;
-    const proposal = pendingFor(records, document.uri.fsPath);
+    if (this.pendingFiles.files.size === 0) return;
+    // Proposals name files by their real path; the editor, by the path the folder was opened by.
+    const file = this.pendingFiles.files.has(document.uri.fsPath) ? document.uri.fsPath : realFileOf(document);
+    if (file === undefined || !this.pendingFiles.files.has(file)) return;
+    const proposal = pendingFor(records, file);
     if (!proposal || this.applying.has(proposal.id)) return;
     if (!isBaseUnchanged(proposal, document.getText())) setProposalState(session, proposal, 'stale');
   }

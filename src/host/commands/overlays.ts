@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { realPathLenient } from '../../core/realPath';
 import { within } from '../../core/workspace/confine';
 import type { EditProposals } from '../chat/proposeEdit';
+import { editorUri, realFileOf } from '../platform/editorFiles';
 
 /** A file of the view whose content is not the disk's: an unsaved buffer, or a pending proposal (which wins). */
 export interface Overlay {
@@ -20,18 +20,19 @@ export interface Overlay {
 export async function editorOverlays(root: string, proposals: EditProposals): Promise<Overlay[]> {
   const overlays = new Map<string, Overlay>();
   for (const document of vscode.workspace.textDocuments) {
-    if (!document.isDirty || document.uri.scheme !== 'file') continue;
+    if (!document.isDirty) continue;
     // `root` is real; a folder opened through a symlinked path names its buffers by that path.
-    const file = realPathLenient(document.uri.fsPath);
-    if (!within(root, file)) continue;
+    const file = realFileOf(document);
+    if (file === undefined || !within(root, file)) continue;
     const relative = relativeOf(root, file);
     overlays.set(relative, { path: relative, bytes: await encode(document.getText(), document, relative) });
   }
   for (const proposal of await proposals.overlays()) {
     if (!within(root, proposal.file)) continue;
     const relative = relativeOf(root, proposal.file);
-    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && realPathLenient(d.uri.fsPath) === proposal.file);
-    overlays.set(relative, { path: relative, bytes: await encode(proposal.content, open, relative, vscode.Uri.file(proposal.file)) });
+    const uri = editorUri(proposal.file);
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    overlays.set(relative, { path: relative, bytes: await encode(proposal.content, open, relative, uri) });
   }
   return [...overlays.values()];
 }
