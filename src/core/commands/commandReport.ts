@@ -38,6 +38,14 @@ export function stripAnsi(text: string): string {
 /** The marker Tail (sandbox/tail.ts) puts before a tail it cut. */
 const TAIL_MARKER = /^\[… ([\d,]+) earlier bytes not kept\]\n/;
 
+/** A Tail's text without the partial line a cut leaves at its start (the marker stays). */
+export function withoutCutLine(raw: string): string {
+  const marker = TAIL_MARKER.exec(raw);
+  if (marker === null) return raw;
+  const body = raw.slice(marker[0].length);
+  return marker[0] + body.slice(body.indexOf('\n') + 1);
+}
+
 /**
  * The end of `raw` (a Tail's text) as the model gets it: escape sequences
  * stripped (`clean`, which may redact too), each line as a terminal shows it

@@ -21,7 +21,8 @@ export function prefixCovers(prefix: string, command: string): boolean {
   if (line === wanted) return true;
   if (!line.startsWith(wanted)) return false;
   const rest = line.slice(wanted.length);
-  if (!/^\s/.test(rest) && !/\s$/.test(prefix)) return false;
+  // At a word's end, whatever the prefix ends with: "git " never covers `git-evil`.
+  if (!/^\s/.test(rest)) return false;
   return !hasOperatorOutsideQuotes(rest);
 }
 
@@ -61,6 +62,7 @@ export function terminalRefusal(command: string): string | undefined {
   // C0 and C1 controls and DEL: a terminal acts on them.
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
   if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(command)) return 'it holds a control character, which a terminal would act on';
-  if (/[\u200b-\u200f\u202a-\u202e\u2066-\u2069\u061c\ufeff]/.test(command)) return 'it holds an invisible or bidirectional character, which would hide what runs';
+  // Every format character (zero-width, bidi, soft hyphen, word joiner, tags) and the line and paragraph separators.
+  if (/[\p{Cf}\p{Zl}\p{Zp}]/u.test(command)) return 'it holds an invisible or bidirectional character, which would hide what runs';
   return undefined;
 }

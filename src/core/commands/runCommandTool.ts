@@ -6,7 +6,7 @@ import type { SecretSet } from '../redact';
 import type { ApprovalAsk } from '../session/records';
 import { stringArg, toolSpec, type Tool } from '../tools/toolHost';
 import { terminalRefusal } from './commandText';
-import { stripAnsi } from './commandReport';
+import { stripAnsi, withoutCutLine } from './commandReport';
 
 /** Where a command runs: its workspace folder, and the folder inside it (both absolute), as the user reads it. */
 export interface CommandPlace {
@@ -108,12 +108,14 @@ async function runApproved(ports: CommandToolPorts, call: ToolCall, command: str
 
 async function execute(ports: CommandToolPorts, call: ToolCall, id: string, ask: Extract<ApprovalAsk, { kind: 'command' }>, place: CommandPlace, timeoutMs: number, signal: AbortSignal): Promise<string> {
   const shown = new Tail(SHOWN_OUTPUT_BYTES);
+  // A cut tail starts mid-line, where the end of a key would escape redaction: that line goes before it is redacted.
+  const shownOutput = (): string => ports.secrets.redact(withoutCutLine(shown.text()));
   let lastShown = 0;
   let timer: NodeJS.Timeout | undefined;
   const show = (): void => {
     timer = undefined;
     lastShown = Date.now();
-    call.show({ id, kind: 'approval', ask, decision: 'allowed', output: ports.secrets.redact(shown.text()) });
+    call.show({ id, kind: 'approval', ask, decision: 'allowed', output: shownOutput() });
   };
   ports.echo?.(`\r\n$ ${ask.command}\r\n`);
   let ending: Awaited<ReturnType<CommandToolPorts['execute']>>;
@@ -129,11 +131,12 @@ async function execute(ports: CommandToolPorts, call: ToolCall, id: string, ask:
     });
   } catch (error) {
     // Never left "Running…": the entry says why it did not run, and the model gets the same error.
-    ports.approvals.update(call.session, id, { output: ports.secrets.redact(shown.text()), outcome: ports.secrets.redact(`could not run: ${errorMessage(error)}`) });
+    ports.approvals.update(call.session, id, { output: shownOutput(), outcome: ports.secrets.redact(`could not run: ${errorMessage(error)}`) });
     throw error;
   } finally {
     clearTimeout(timer);
   }
-  ports.approvals.update(call.session, id, { output: ports.secrets.redact(shown.text()), outcome: ending.outcome });
+  // The outcome may quote the output (what the sandbox refused): redacted like it.
+  ports.approvals.update(call.session, id, { output: shownOutput(), outcome: ports.secrets.redact(ending.outcome) });
   return ending.forModel;
 }

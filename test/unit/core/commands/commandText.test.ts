@@ -11,6 +11,10 @@ describe('when a prefix covers a command line', () => {
   it('never covers a longer word that merely starts the same', () => {
     assert.equal(prefixCovers('npm test', 'npm testx'), false);
     assert.equal(prefixCovers('rm', 'rmdir build'), false);
+    // Tried: a prefix the user edited to end in a space.
+    assert.equal(prefixCovers('git ', 'git-evil'), false);
+    assert.equal(prefixCovers('rm ', 'rmdir x'), false);
+    assert.equal(prefixCovers('git ', 'git status'), true);
   });
 
   it('asks again when the rest chains, substitutes or redirects outside quotes', () => {
@@ -56,5 +60,9 @@ describe('which lines Run in Terminal refuses to type', () => {
     assert.match(terminalRefusal('npm test\u009b') ?? '', /control character/);
     assert.match(terminalRefusal('echo \u202egnp.exe') ?? '', /invisible or bidirectional/);
     assert.match(terminalRefusal('echo a\u200bb') ?? '', /invisible or bidirectional/);
+    // Tried: the other invisible ones a hand-made list misses.
+    for (const ch of ['\u2028', '\u2029', '\u2060', '\u00ad', '\u180e', '\u{e0041}']) {
+      assert.match(terminalRefusal(`echo a${ch}b`) ?? '', /invisible or bidirectional/, JSON.stringify(ch));
+    }
   });
 });

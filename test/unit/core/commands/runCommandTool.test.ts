@@ -19,7 +19,7 @@ const SECRET = 'sk-test-0123456789abcdef';
  * functions that record what the tool asked of them; the sandbox itself is
  * tested in sandboxedCommand.test.ts and hostileCommands.test.ts.
  */
-function setup(o: { allowed?: string[]; failWith?: string } = {}) {
+function setup(o: { allowed?: string[]; failWith?: string; output?: string; outcome?: string } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-runcmd-'));
   const session = Session.create(dir, 'app');
   const approvals = new Approvals();
@@ -41,8 +41,8 @@ function setup(o: { allowed?: string[]; failWith?: string } = {}) {
     execute: async (command, _place, x) => {
       if (o.failWith !== undefined) throw new Error(o.failWith);
       ran.push(`${command} (${x.timeoutMs} ms)`);
-      x.onOutput(`\u001b[32mok\u001b[0m key ${SECRET}\n`);
-      return { forModel: 'exit 0', outcome: 'exit 0 in 0.1 s' };
+      x.onOutput(o.output ?? `\u001b[32mok\u001b[0m key ${SECRET}\n`);
+      return { forModel: 'exit 0', outcome: o.outcome ?? 'exit 0 in 0.1 s' };
     },
     typeInTerminal: (command) => void typed.push(command),
   };
@@ -70,7 +70,7 @@ describe('run_command waits for the user, every time, unless the user said other
   afterEach(async () => {
     for (const c of cleanups.splice(0)) await c();
   });
-  const make = (o?: { allowed?: string[]; failWith?: string }) => {
+  const make = (o?: Parameters<typeof setup>[0]) => {
     const s = setup(o);
     cleanups.push(async () => {
       await s.session.flushed();
@@ -100,6 +100,20 @@ describe('run_command waits for the user, every time, unless the user said other
     const last = s.latest();
     assert.equal(last?.decision, 'allowed');
     assert.match(last?.outcome ?? '', /^could not run: This folder has no git repository/, 'the entry says it ended, and why');
+    assert.doesNotMatch(last?.outcome ?? '', /sk-test/);
+  });
+
+  it('a key cut in half where the shown output starts, and a key quoted in the outcome, reach the entry as neither half nor whole', async () => {
+    // Tried: 16 KiB kept, and the cut falls inside the key, so the kept text starts with its last ten characters.
+    const output = `${'x'.repeat(1000)} ${SECRET}\n${'y'.repeat(16 * 1024 - 11)}`;
+    assert.equal(output.slice(-16 * 1024).startsWith(SECRET.slice(-10)), true, 'the cut falls inside the key');
+    const s = make({ output, outcome: `exit 1 in 0.1 s — it tried to write ${SECRET}` });
+    const result = s.tool.run({ command: 'npm test' }, new AbortController().signal, s.call);
+    await answerWhenAsked(s, 'run');
+    await result;
+    const last = s.latest();
+    assert.doesNotMatch(last?.output ?? '', new RegExp(SECRET.slice(-10)), 'no half key in the shown output');
+    assert.match(last?.output ?? '', /^\[… [\d,]+ earlier bytes not kept\]\ny/, 'the partial line is gone, the marker stays');
     assert.doesNotMatch(last?.outcome ?? '', /sk-test/);
   });
 
