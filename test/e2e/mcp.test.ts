@@ -7,12 +7,25 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { eventually, repoRoot, useWorkbench, writeScenario } from './harness';
+import { eventually, repoRoot, runCommand, useWorkbench, waitForNotification, writeScenario } from './harness';
 import { answerDialog, chatButton, gaugeTooltip, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
 
 const EVERYTHING = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 const MARKED = path.join(repoRoot, 'test', 'fixtures', 'mcp', 'marked.mjs');
 const KEY = 'sk-e2e-mcp-0123456789abcdefghij';
+
+/** Extension hosts of this machine whose environment holds KEY. */
+function processesWithKey(): string[] {
+  const found: string[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('extensionHost') && fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(KEY)) found.push(pid);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
 
 function mcpJson(extraEnv: Record<string, string> = {}): string {
   return `${JSON.stringify({ servers: { everything: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: { FOO: 'bar', ...extraEnv } } } }, null, 2)}\n`;
@@ -80,6 +93,8 @@ describe('MCP servers from the workspace\'s configuration', function () {
   });
 
   it('the server\'s environment holds no key and nothing its definition did not name', async () => {
+    // The trap: the extension host that starts the server holds the key in its own environment.
+    assert.ok(processesWithKey().length > 0, 'the extension host has OPENAI_API_KEY');
     const frame = await openChat(ctx.page);
     await sendMessage(ctx.page, 'env');
     await (await chatButton(ctx.page, 'Allow get-env')).click();
@@ -87,6 +102,11 @@ describe('MCP servers from the workspace\'s configuration', function () {
     const env = (await frame.locator('.entry.tool-result pre').last().textContent()) ?? '';
     assert.match(env, /"FOO": ?"bar"/);
     assert.doesNotMatch(env, /OPENAI_API_KEY|sk-e2e-mcp/);
+    // The allow-list (src/core/mcp/serverEnv.ts and the core names) and the one variable the definition names.
+    const names = [...env.matchAll(/"([A-Za-z_][A-Za-z0-9_]*)": ?"/g)].map((m) => m[1] ?? '');
+    const unexpected = names.filter((name) => !/^(PATH|LANG|LANGUAGE|LC_\w+|TZ|TERM|COLORTERM|NO_COLOR|FORCE_COLOR|HOME|USER|LOGNAME|TMPDIR|TMP|TEMP|FOO)$/.test(name));
+    assert.ok(names.includes('PATH'), env);
+    assert.deepEqual(unexpected, [], 'nothing the definition did not name');
   });
 
   it('the gauge tooltip names the tokens the tool definitions take, and the server\'s share', async () => {
@@ -109,6 +129,7 @@ describe('MCP in an untrusted window', function () {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-mcp-untrusted-'));
   const byPath = path.join(dir, 'by-path');
   const byNpx = path.join(dir, 'by-npx');
+  const byUser = path.join(dir, 'by-user');
   // `npx --no-install marked-server` in `dir` runs the project's own bin: the same fixture, started the way npx-launched servers are.
   const bin = path.join(dir, 'node_modules', '.bin');
   fs.mkdirSync(bin, { recursive: true });
@@ -131,7 +152,22 @@ describe('MCP in an untrusted window', function () {
 
   const ctx = useWorkbench({
     workspace: { files: { '.vscode/mcp.json': `${JSON.stringify(definitions, null, 2)}\n` } },
-    start: (ws) => ({ trust: false, settings: { 'candor.dataDir': ws.dataDir, 'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), { rules }) } }),
+    start: (ws) => ({
+      trust: false,
+      settings: {
+        'candor.dataDir': ws.dataDir,
+        'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), { rules }),
+        // The user's own server too: no process starts in an untrusted window, whoever defined it.
+        mcp: { servers: { byUser: { command: process.execPath, args: [MARKED], env: { MARKER_FILE: byUser } } } },
+      },
+    }),
+  });
+
+  it('Candor: MCP Servers says why nothing starts, and offers no Restart', async () => {
+    await runCommand(ctx.page, 'Candor: MCP Servers');
+    await waitForNotification(ctx.page, /do not start in an untrusted window/);
+    assert.equal(await ctx.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'byUser' }).count(), 0, 'no list of servers to restart');
+    assert.equal(fs.existsSync(byUser), false, "the user's server never started");
   });
 
   it('starts no process, by absolute path or through npx, and asks nothing', async () => {
@@ -143,5 +179,6 @@ describe('MCP in an untrusted window', function () {
     assert.equal(await ctx.page.locator('.monaco-dialog-box').count(), 0, 'no confirmation was asked');
     assert.equal(fs.existsSync(byPath), false, 'the server named by path never started');
     assert.equal(fs.existsSync(byNpx), false, 'the server started through npx never started');
+    assert.equal(fs.existsSync(byUser), false, "the user's own server never started");
   });
 });

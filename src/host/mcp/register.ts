@@ -80,7 +80,14 @@ export function registerMcp(store: DisposableStore, ports: Ports, deps: McpRegis
   const watcher = store.add(vscode.workspace.createFileSystemWatcher('**/.vscode/mcp.json'));
   for (const event of [watcher.onDidChange, watcher.onDidCreate, watcher.onDidDelete]) store.add(event(invalidate));
   store.add(vscode.workspace.onDidGrantWorkspaceTrust(invalidate));
-  store.add(registerCommand('candor.mcpServers', () => showMcpServers({ servers, memory, log: ports.channel, invalidate, defined: async () => (await readDefinitions(memory.turnedOff())).servers }), ports.notify));
+  store.add(registerCommand('candor.mcpServers', async () => {
+    // Restart from the list starts servers: never in an untrusted window, nor with MCP turned off.
+    if (!on()) {
+      void vscode.window.showInformationMessage(vscode.workspace.isTrusted ? 'Candor: MCP tools are turned off (candor.mcp.enabled).' : 'Candor: MCP servers do not start in an untrusted window. Trust the workspace to use them.');
+      return;
+    }
+    await showMcpServers({ servers, memory, log: ports.channel, invalidate, defined: async () => (await readDefinitions(memory.turnedOff())).servers });
+  }, ports.notify));
   void countDefined();
   return {
     prepare: (signal) => (on() ? tools.prepare?.(signal) ?? Promise.resolve() : Promise.resolve()),
