@@ -58,8 +58,23 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
     return `Proposed: an edit to ${target.display}, pending the user's decision (they see its diff in the chat with Accept and Reject). Commands you run see it already. Go on; do not wait for the decision.`;
   }
 
+  /** Proposals whose Accept or Reject is being carried out: a second answer (a double click, a forged message) waits for nothing and does nothing. */
+  private readonly deciding = new Set<string>();
+
   /** Accept, Reject or Show Diff, from the chat. */
   async answer(message: ProposalAnswer): Promise<void> {
+    if (message.decision !== 'show') {
+      if (this.deciding.has(message.id)) return;
+      this.deciding.add(message.id);
+    }
+    try {
+      await this.decide(message);
+    } finally {
+      if (message.decision !== 'show') this.deciding.delete(message.id);
+    }
+  }
+
+  private async decide(message: ProposalAnswer): Promise<void> {
     const session = this.session();
     const proposal = session ? latestProposals(session.all()).get(message.id) : undefined;
     if (!session || !proposal) {
@@ -67,7 +82,9 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
       return;
     }
     if (message.decision === 'show') return this.showDiff(proposal);
-    if (proposal.state !== 'pending') {
+    // A stale proposal can still be rejected (dismissed); only a pending one can be accepted.
+    const open = proposal.state === 'pending' || (proposal.state === 'stale' && message.decision === 'reject');
+    if (!open) {
       void vscode.window.showInformationMessage(`Candor: the proposal for ${proposal.path} is ${proposal.state} already.`);
       return;
     }
@@ -128,6 +145,14 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
   /** Every keystroke asks: the files with a pending proposal, looked up again only when the session has new records. */
   private pendingFiles: { session: Session; records: number; files: ReadonlySet<string> } | undefined;
 
+  /** Each document's real path, looked up once: this runs on every keystroke. */
+  private readonly realFiles = new WeakMap<vscode.TextDocument, string | undefined>();
+
+  private realFile(document: vscode.TextDocument): string | undefined {
+    if (!this.realFiles.has(document)) this.realFiles.set(document, realFileOf(document));
+    return this.realFiles.get(document);
+  }
+
   private markStaleIfChanged(document: vscode.TextDocument): void {
     const session = this.session();
     if (!session || document.uri.scheme !== 'file') return;
@@ -137,7 +162,7 @@ export class EditProposals extends Disposable implements vscode.TextDocumentCont
     }
     if (this.pendingFiles.files.size === 0) return;
     // Proposals name files by their real path; the editor, by the path the folder was opened by.
-    const file = this.pendingFiles.files.has(document.uri.fsPath) ? document.uri.fsPath : realFileOf(document);
+    const file = this.pendingFiles.files.has(document.uri.fsPath) ? document.uri.fsPath : this.realFile(document);
     if (file === undefined || !this.pendingFiles.files.has(file)) return;
     const proposal = pendingFor(records, file);
     if (!proposal || this.applying.has(proposal.id)) return;
