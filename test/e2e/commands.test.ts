@@ -137,7 +137,9 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
     await (await chatButton(ctx.page, 'Deny echo should-not-run')).click();
     await waitIdle(ctx.page);
     assert.match((await frame.locator('.entry.tool-result pre').last().textContent()) ?? '', /declined/);
-    assert.doesNotMatch(await approval(frame).innerText(), /should-not-run\s*\n\s*should-not-run/);
+    const entry = await approval(frame).innerText();
+    assert.match(entry, /Denied/);
+    assert.doesNotMatch(entry, /exit \d/, 'no ending: it never ran');
   });
 
   it('Always Allow: the next identical command runs without asking; a chained one still asks', async () => {
@@ -190,9 +192,11 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
     await waitIdle(ctx.page);
     assert.deepEqual(hashTree(ctx.ws.dir, () => false, false), before, 'the workspace is byte-identical');
     assert.match(await approval(frame).innerText(), /done/, 'the command ran, in the view');
+    assert.match((await frame.locator('.entry.tool-result pre').last().textContent()) ?? '', /\.git.*which commands may only read/, 'the model is told why .git could not be removed');
   });
 
   it('with the network off, a loopback server on this machine is unreachable, and the chat says why', async () => {
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), 'loopback-answered', 'the trap: the server answers on this machine');
     const frame = await openChat(ctx.page);
     await sendMessage(ctx.page, 'reach');
     await (await chatButton(ctx.page, /^Run node -e "fetch/)).click();

@@ -22,6 +22,7 @@ import { detail } from './errors';
 import { ServerSlot, uniqueDefinitions, type ServerState, type ServerStatus } from './serverState';
 import type { ExpandedServer, McpServerDefinition, McpSource } from './types';
 import type { ExpandResult } from './variables';
+import { Serial } from '../serial';
 
 export type { ServerStatus } from './serverState';
 
@@ -281,17 +282,6 @@ export class McpServers {
         this.ports.log.error(`MCP: a listener failed: ${errorMessage(err)}`);
       }
     }
-  }
-}
-
-/** One piece of work at a time, in the order asked; a failure does not stop the next. */
-class Serial {
-  #tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.#tail.then(work);
-    this.#tail = result.catch(() => undefined);
-    return result;
   }
 }
 

@@ -1,14 +1,3 @@
-/** One job at a time, in the order asked: one refresh (and one command) at a time per view. */
-export class Serial {
-  #tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(job: () => Promise<T>): Promise<T> {
-    const result = this.#tail.then(job);
-    this.#tail = result.catch(() => undefined);
-    return result;
-  }
-}
-
 /** Runs `work` over `items` with at most `limit` in flight; the first failure stops the others taking more. */
 export async function eachLimit<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

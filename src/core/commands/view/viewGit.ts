@@ -10,7 +10,7 @@ import { buildTrees, viewCommit, type GitObject, type HeadEntry } from './gitObj
 import { PackWriter } from './gitPack';
 import { inside, parseStaged, parseWorkList } from './listing';
 import type { ViewEntry, ViewGitState } from './manifest';
-import { eachLimit } from './serial';
+import { eachLimit } from './eachLimit';
 import { readSmall, yieldNow } from './smallRead';
 import type { ViewGitReport } from './types';
 

@@ -11,7 +11,7 @@ import { Notes } from './notes';
 import { noCounts } from './reconcile';
 import { refreshWithGit, refreshWithoutGit, repositoryPrefix, type ViewSettings } from './refresh';
 import { changedByCommand } from './scan';
-import { Serial } from './serial';
+import { Serial } from '../../serial';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES_WITHOUT_GIT, type RefreshReport, type ViewGitReport, type ViewMounts, type ViewOverlay, type WorkspaceViewOptions } from './types';
 import { buildViewGit, viewGitIsCurrent } from './viewGit';
 

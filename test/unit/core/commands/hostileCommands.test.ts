@@ -7,9 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runInView, type ViewCommandResult } from '../../../../src/core/commands/sandboxedCommand';
 import type { Sandbox } from '../../../../src/core/sandbox/sandbox';
-import { processesMatching, removeTempDirs } from '../evolution/helpers';
+import { processesMatching } from '../evolution/helpers';
 import { eventually } from '../sandbox/sandboxHelpers';
-import { DOT_ENV_SECRET, hostShell, inView, makeView, makeWorkspace, removeDataFolders, sandboxOrSkip, throwawayCopy, treeHash, type ViewFixture } from './viewFixture';
+import { DOT_ENV_SECRET, hostShell, inView, throwawayCopy, treeHash, useView, type ViewFixture } from './viewFixture';
 
 /**
  * Commands an agent might run against the user, each first shown ARMED in a
@@ -20,16 +20,7 @@ describe('hostile commands in the sandbox over a view: each trap armed on the ho
   this.timeout(120_000);
   let sandbox: Sandbox;
   let f: ViewFixture;
-  before(async function () {
-    sandbox = await sandboxOrSkip(this);
-  });
-  beforeEach(async () => {
-    f = await makeView(makeWorkspace(), sandbox);
-  });
-  afterEach(() => {
-    removeDataFolders();
-    removeTempDirs();
-  });
+  useView((s) => (sandbox = s), (v) => (f = v));
 
   const run = (command: string, more: Parameters<typeof inView>[3] = {}): Promise<ViewCommandResult> => runInView(inView(sandbox, f, command, more));
 
@@ -48,7 +39,10 @@ describe('hostile commands in the sandbox over a view: each trap armed on the ho
       assert.notEqual(treeHash(copy), copyBefore, 'the trap is armed: the host shell changed the copy');
       const before = treeHash(f.workspace);
       const gitBefore = treeHash(path.join(f.view, '.git'));
-      const result = await run(trap.command(f.workspace));
+      // The marker shows the sandbox started and ran the line: a sandbox that never starts leaves the workspace alone too.
+      const result = await run(`${trap.command(f.workspace)}; echo CANDOR-RAN`);
+      assert.equal(result.crashed, false, result.tail);
+      assert.match(result.tail, /CANDOR-RAN$/, 'the command ran in the sandbox');
       assert.equal(treeHash(f.workspace), before, `the workspace changed:\n${result.tail}`);
       assert.equal(treeHash(path.join(f.view, '.git')), gitBefore, "the view's .git is read-only too");
     });
@@ -104,7 +98,8 @@ describe('hostile commands in the sandbox over a view: each trap armed on the ho
       "const { execSync } = require('node:child_process');",
       '(async () => {',
       '  const o = JSON.parse(process.argv[1]);',
-      '  const host = execSync(o.command, { cwd: o.view, encoding: "utf8", shell: "/bin/sh" });',
+      // The host shell itself gets no key: what it finds is an ancestor's.
+      '  const host = execSync(o.command, { cwd: o.view, encoding: "utf8", shell: "/bin/sh", env: { PATH: process.env.PATH } });',
       "  const sandbox = await detectSandbox('required');",
       '  const r = await runInView({ ...o, sandbox, signal: new AbortController().signal, onOutput: () => undefined });',
       '  process.stdout.write(JSON.stringify({ host, tail: r.tail }));',
@@ -122,8 +117,8 @@ describe('hostile commands in the sandbox over a view: each trap armed on the ho
     });
     const { host, tail } = JSON.parse(out) as { host: string; tail: string };
     const [hostFound, hostOwn] = host.split('\n');
+    assert.equal(hostOwn, 'own=', 'the host shell does not hold the key itself');
     assert.ok(Number(hostFound) >= 1, `the trap is armed: the host shell finds the key in an ancestor's environ (${host})`);
-    assert.equal(hostOwn, `own=${secret}`, 'and in its own environment');
     const [found, own, processes] = tail.split('\n');
     assert.equal(found, '0', tail);
     assert.equal(own, 'own=', 'not in its environment, though OPENAI_API_KEY was listed');

@@ -3,14 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CommandError, describeForModel, runInView } from '../../../../src/core/commands/sandboxedCommand';
-import { stripAnsi } from '../../../../src/core/commands/commandReport';
-
-const NETWORK_OFF = 'it tried to reach the network, which is off for commands (candor.commands.network): no host, not even a service on this machine\'s loopback, answers inside the sandbox';
-import { OutputExplainer, lastLines } from '../../../../src/core/commands/commandReport';
+import { OutputExplainer, lastLines, stripAnsi } from '../../../../src/core/commands/commandReport';
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { isKindError } from '../../../../src/core/kindError';
-import { processesMatching, removeTempDirs } from '../evolution/helpers';
-import { FAILING_GREET, hostShell, inView, makeView, makeWorkspace, removeDataFolders, sandboxOrSkip, treeHash, type ViewFixture } from './viewFixture';
+import { processesMatching } from '../evolution/helpers';
+import { FAILING_GREET, hostShell, inView, makeView, makeWorkspace, treeHash, useView, type ViewFixture } from './viewFixture';
+
+const NETWORK_OFF = 'it tried to reach the network, which is off for commands (candor.commands.network): no host, not even a service on this machine\'s loopback, answers inside the sandbox';
 
 /**
  * A command of the agent in the real sandbox (bubblewrap here, as root: the
@@ -20,16 +19,7 @@ describe('a command in the sandbox over a view of the workspace', function () {
   this.timeout(60_000);
   let sandbox: Sandbox;
   let f: ViewFixture;
-  before(async function () {
-    sandbox = await sandboxOrSkip(this);
-  });
-  beforeEach(async () => {
-    f = await makeView(makeWorkspace(), sandbox);
-  });
-  afterEach(() => {
-    removeDataFolders();
-    removeTempDirs();
-  });
+  useView((s) => (sandbox = s), (v) => (f = v));
 
   it("runs at the workspace's own path and sees the view's content, not the workspace's", async () => {
     assert.equal((await hostShell('cat which.txt', f.workspace)).output, 'workspace\n', 'the file differs between the two');

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { detectSandbox, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import type { Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { prepareForGateUser } from '../../../../src/core/sandbox/gateUser';
 import type { ViewCommand } from '../../../../src/core/commands/sandboxedCommand';
 import { hashTree } from '../../../helpers/hashTree';
-import { git, tempDir } from '../evolution/helpers';
+import { git, removeTempDirs, requiredSandbox, skipInsideEvolutionGate, tempDir, write } from '../evolution/helpers';
 
 /**
  * A workspace (a real git repository with a dependency folder and an
@@ -28,36 +28,22 @@ export interface ViewFixture {
   readonly view: string;
 }
 
-/** The sandbox the suite needs, or undefined after printing why it cannot run here (the suite then skips). */
-export async function sandboxOrSkip(ctx: Mocha.Context): Promise<Sandbox> {
-  const sandbox = await detectSandbox('required');
-  if (sandbox.kind === 'unavailable') {
-    console.log(`    (skipped: no OS sandbox here: ${sandbox.message})`);
-    ctx.skip();
-  }
-  return sandbox;
-}
-
 const dataFolders: string[] = [];
 
 /** In a temp folder, or under `parent` (the real home, where users keep their projects). */
 export function makeWorkspace(parent?: string): string {
   const workspace = tempDir('candor-ws-', parent);
-  const write = (relative: string, content: string): void => {
-    fs.mkdirSync(path.dirname(path.join(workspace, relative)), { recursive: true });
-    fs.writeFileSync(path.join(workspace, relative), content);
-  };
   git(workspace, 'init', '-q', '-b', 'main');
-  write('greet.js', GREET);
-  write('test.js', TEST_JS);
-  write('which.txt', 'workspace\n');
-  write('sub/inner.txt', 'inner\n');
-  write('.gitignore', '.env\nnode_modules/\n');
+  write(workspace, 'greet.js', GREET);
+  write(workspace, 'test.js', TEST_JS);
+  write(workspace, 'which.txt', 'workspace\n');
+  write(workspace, 'sub/inner.txt', 'inner\n');
+  write(workspace, '.gitignore', '.env\nnode_modules/\n');
   git(workspace, 'add', '-A');
   git(workspace, 'commit', '-q', '-m', 'initial');
-  write('.env', `${DOT_ENV_SECRET}\n`);
-  write('node_modules/dep/index.js', 'module.exports = 42;\n');
-  write('node_modules/.cache/planted.txt', 'from the workspace\n');
+  write(workspace, '.env', `${DOT_ENV_SECRET}\n`);
+  write(workspace, 'node_modules/dep/index.js', 'module.exports = 42;\n');
+  write(workspace, 'node_modules/.cache/planted.txt', 'from the workspace\n');
   return workspace;
 }
 
@@ -77,6 +63,26 @@ export async function makeView(workspace: string, sandbox: Sandbox): Promise<Vie
 
 export function removeDataFolders(): void {
   for (const dir of dataFolders.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * A suite's hooks: the sandbox once, a fresh workspace
+ * and view before each test, both removed after it. The setters hand them
+ * to the suite's own variables.
+ */
+export function useView(setSandbox: (sandbox: Sandbox) => void, setView: (f: ViewFixture) => void): void {
+  let sandbox: Sandbox;
+  before(async function () {
+    // bubblewrap, or the suite fails, never a silent skip; skipped only inside Candor's own evolution gate, where no sandbox nests.
+    await skipInsideEvolutionGate(this);
+    sandbox = await requiredSandbox();
+    setSandbox(sandbox);
+  });
+  beforeEach(async () => setView(await makeView(makeWorkspace(), sandbox)));
+  afterEach(() => {
+    removeDataFolders();
+    removeTempDirs();
+  });
 }
 
 /** The options of one command in the view, with the workspace's dependency folder bound and its cache a tmpfs. */

@@ -91,6 +91,7 @@ describe('git spy: the guard never runs a forbidden subcommand', function () {
       // git pages only to a terminal, and simple-git's stdout is a pipe.
       if (!args.includes('^{blob}')) assert.ok(args.includes('--no-pager'), `without --no-pager: ${args}`);
     }
+    assert.ok(inWorkspace.some((call) => call.argv.join(' ').includes('^{blob}')), 'the blob read ran, and was judged above');
     const seen = new Set(inWorkspace.map((call) => call.verb));
     for (const expected of ['status', 'diff-files', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'ls-remote', 'config', 'fetch']) {
       assert.ok(seen.has(expected), `expected a ${expected} call; saw ${[...seen].join(', ')}`);
