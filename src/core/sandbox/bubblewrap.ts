@@ -117,7 +117,10 @@ function prepareBubblewrap(bwrap: string, run: SandboxRun, o: InvocationOptions)
   const inputs = [gateSeccompProgram(), ...(to !== undefined ? [Buffer.from(gatePasswd(to.user, realOrResolved(run.home))), Buffer.from(gateGroup(to.user))] : [])];
   const switchUser = to !== undefined ? [to.setpriv, `--reuid=${to.user.uid}`, `--regid=${to.user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'] : [];
   return {
-    wrap: (command) => ({ file: bwrap, args: [...bubblewrapArgs(run, view, options), '--', ...switchUser, '/bin/sh', '-c', command], inputs }),
+    wrap: (command) => {
+      const args = [...bubblewrapArgs(run, view, options), '--', ...switchUser, '/bin/sh', '-c', command];
+      return { file: bwrap, args, inputs, script: args.length - 1 };
+    },
   };
 }
 

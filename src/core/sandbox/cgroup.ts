@@ -13,13 +13,15 @@ export type { CgroupController, CgroupSystem } from './cgroupMounts';
  * of each command. A gate's commands run one after another and share its
  * cgroup (gateCgroups.ts): each is emptied before the next starts.
  *
- * A command joins by a fixed shell step that writes `0` (itself) into v1's
- * `tasks` or v2's `cgroup.procs`. Moving a whole process (`cgroup.procs`)
+ * A command joins by writing `0` (itself) into v1's `tasks` or v2's
+ * `cgroup.procs`: from its own shell through a descriptor Candor opened, or
+ * by a fixed shell step in front of it (limits.ts, prepareLimits). Moving a
+ * whole process (`cgroup.procs`)
  * takes the kernel's global thread-group lock for writing, which first waits
  * for an RCU grace period: 5 to 25 ms a command here (bench/sandbox.bench.ts).
  * Moving only the calling thread (`0` into v1's `tasks`) skips that lock; the
- * join step is a single-threaded shell, and the `exec` after it leaves no
- * other thread in any case. v2 has no such file outside a threaded subtree:
+ * joining shell is single-threaded, and what it starts after the join
+ * inherits the cgroup in any case. v2 has no such file outside a threaded subtree:
  * there each command still waits.
  *
  * cgroup v2 first, then v1, per controller, where the folder is writable

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import * as fs from 'node:fs';
 import type { CgroupReport, GateCgroup } from './cgroup';
 import { DiskWatch } from './diskWatch';
 import { OutputSigns, limitReason, prepareLimits, type GateLimits, type LimitMechanisms, type PreparedLimits } from './limits';
@@ -158,12 +159,15 @@ function startGroup(limited: PreparedLimits, options: CommandOptions): Group {
       cwd: options.cwd,
       env: options.env,
       detached: !windows,
-      stdio: ['ignore', 'pipe', 'pipe', ...(options.extraFds ?? [])] as StdioOptions,
+      stdio: ['ignore', 'pipe', 'pipe', ...(options.extraFds ?? []), ...(limited.fds ?? [])] as StdioOptions,
       windowsHide: true,
       ...(limited.uid !== undefined ? { uid: limited.uid, gid: limited.gid ?? limited.uid } : {}),
     });
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error), kill: () => undefined, killAll: () => undefined };
+  } finally {
+    // The command has its own copies (limits.ts, the join).
+    for (const fd of limited.fds ?? []) fs.closeSync(fd);
   }
   const kill = (signal: NodeJS.Signals): void => {
     if (child.pid === undefined) return;
@@ -188,7 +192,7 @@ const UNLIMITED: LimitMechanisms = { pids: 'none', memory: 'none', fileSize: 'no
 
 function prepare(invocation: Invocation, options: CommandOptions): PreparedLimits {
   if (options.limits === undefined) return { invocation, uid: options.uid, gid: options.gid, mechanisms: UNLIMITED };
-  return prepareLimits(invocation, { limits: options.limits, uid: options.uid, gid: options.gid, invocationUid: options.invocationUid, cgroups: options.cgroups, cgroup: options.cgroup });
+  return prepareLimits(invocation, { limits: options.limits, uid: options.uid, gid: options.gid, invocationUid: options.invocationUid, cgroups: options.cgroups, cgroup: options.cgroup, fdsBefore: options.extraFds?.length ?? 0 });
 }
 
 function watchDisk(limits: GateLimits | undefined, limited: PreparedLimits, pid: number | undefined, onExceeded: (reason: string) => void): DiskWatch | undefined {

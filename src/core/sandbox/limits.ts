@@ -1,4 +1,6 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { createGateCgroup, type CgroupWants, type GateCgroup } from './cgroup';
 import type { Invocation } from './sandbox';
 
@@ -96,6 +98,10 @@ export interface LimitRequest {
   /** The gate's cgroup, shared by its commands (gateCgroups.ts); without it the command gets one of its own. */
   readonly cgroup?: GateCgroup;
   readonly tools?: LimitTools;
+  /** How many descriptors the caller passes after stdio (CommandOptions.extraFds): the join's own come after them. */
+  readonly fdsBefore?: number;
+  /** The running kernel's release (default os.release()): whether a joining write is checked with the opener's credentials. */
+  readonly kernel?: string;
 }
 
 /** What to spawn, as whom, and what enforces each limit. */
@@ -108,6 +114,12 @@ export interface PreparedLimits {
   readonly cgroup?: GateCgroup;
   /** The cgroup was made for this command alone: the command removes it at its end. A gate's is only emptied. */
   readonly ownsCgroup?: boolean;
+  /**
+   * Descriptors to pass after the caller's (the join files, open for
+   * writing, when the command's own shell joins through them). The caller
+   * closes them once the command has started.
+   */
+  readonly fds?: readonly number[];
 }
 
 const positive = (value: number): boolean => Number.isFinite(value) && value > 0;
@@ -118,14 +130,24 @@ export function cgroupWants(limits: Omit<GateLimits, 'diskPaths'>): CgroupWants 
 }
 
 /**
- * Wraps `invocation` so the limits hold from its first instruction:
- * `/bin/sh` (a fixed script, the paths as arguments) moves itself into the
- * cgroup (the gate's, else one made for this command), `setpriv` drops to
- * the gate's uid, `prlimit` sets the rlimits, and each `exec`s the next, so
- * the command never runs outside the cgroup and nothing it forks can start
- * there either. The join runs as root (a v2 cgroup can only be entered by
- * who may write the common ancestor's `cgroup.procs`); without `setpriv` the
- * uid switch stays with spawn and no cgroup is used.
+ * Wraps `invocation` so the limits hold before the command's first
+ * instruction: the process moves itself into the cgroup (the gate's, else
+ * one made for this command), `setpriv` drops to the gate's uid, `prlimit`
+ * sets the rlimits, and each `exec`s the next, so the command never runs
+ * outside the cgroup and nothing it forks can start there either.
+ *
+ * The join, in one of two ways:
+ * - Where the invocation names its own shell script (Invocation.script),
+ *   the cgroup is v1 and the kernel checks a joining write with the
+ *   credentials of whoever opened the file (5.16 and later): Candor opens
+ *   each `tasks` file, that shell writes `0` into it as its first step and
+ *   closes it, and only then runs the command. No process is added for it,
+ *   and the uid switch may come first (inside bubblewrap, or with spawn).
+ * - Otherwise a fixed `/bin/sh` script (the paths as arguments) joins as
+ *   root before anything else, and `setpriv` then drops to the gate's uid
+ *   (a v2 cgroup can only be entered by who may write the common ancestor's
+ *   `cgroup.procs`); without `setpriv` the uid switch stays with spawn and
+ *   no cgroup is used.
  */
 export function prepareLimits(invocation: Invocation, request: LimitRequest): PreparedLimits {
   const { limits, uid } = request;
@@ -133,6 +155,7 @@ export function prepareLimits(invocation: Invocation, request: LimitRequest): Pr
   const tools = request.tools ?? findLimitTools();
   // RLIMIT_NPROC counts the processes of a uid, and the kernel exempts root: it needs the gate's own uid, whoever switches to it.
   const switched = [uid, request.invocationUid].some((each) => each !== undefined && each !== 0);
+  const joinsInScript = invocation.script !== undefined && opensWithOpenerCredentials(request.kernel ?? os.release());
   const canJoin = request.cgroups !== false && (uid === undefined || tools.setpriv !== undefined);
   const shared = canJoin ? request.cgroup : undefined;
   const cgroup = shared ?? (canJoin ? createGateCgroup(cgroupWants(limits)) : undefined);
@@ -156,17 +179,59 @@ export function prepareLimits(invocation: Invocation, request: LimitRequest): Pr
     fileSize = 'rlimit';
   }
   const disk: LimitMechanism = positive(limits.diskMiB) && limits.diskPaths.length > 0 ? 'poll' : 'none';
-  let argv = [invocation.file, ...invocation.args];
-  if (rlimits.length > 0 && tools.prlimit !== undefined) argv = [tools.prlimit, ...rlimits, '--', ...argv];
-  if (cgroup === undefined) return { invocation: toInvocation(invocation, argv), uid, gid, mechanisms: { pids, memory, fileSize, disk } };
+  const mechanisms = { pids, memory, fileSize, disk };
+  const limited = (argv: readonly string[]): string[] => (rlimits.length > 0 && tools.prlimit !== undefined ? [tools.prlimit, ...rlimits, '--', ...argv] : [...argv]);
+  if (cgroup === undefined) return { invocation: toInvocation(invocation, limited([invocation.file, ...invocation.args])), uid, gid, mechanisms };
+  const owns = { cgroup, ownsCgroup: shared === undefined };
+  if (joinsInScript && cgroup.joinFiles.every((file) => path.basename(file) === 'tasks')) {
+    const joined = joinInScript(invocation, cgroup.joinFiles, 3 + (request.fdsBefore ?? 0));
+    if (joined !== undefined) return { invocation: toInvocation(joined.invocation, limited([joined.invocation.file, ...joined.invocation.args])), uid, gid, mechanisms, fds: joined.fds, ...owns };
+  }
+  let argv = limited([invocation.file, ...invocation.args]);
   if (uid !== undefined && tools.setpriv !== undefined) argv = [tools.setpriv, `--reuid=${uid}`, `--regid=${gid ?? uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--', ...argv];
   argv = ['/bin/sh', '-c', JOIN_SCRIPT, 'candor-gate', String(cgroup.joinFiles.length), ...cgroup.joinFiles, ...argv];
-  return { invocation: toInvocation(invocation, argv), mechanisms: { pids, memory, fileSize, disk }, cgroup, ownsCgroup: shared === undefined };
+  return { invocation: toInvocation(invocation, argv), mechanisms, ...owns };
 }
 
+/**
+ * The invocation whose shell joins through descriptors opened here, at fds
+ * `first`, `first + 1`, …: it writes `0` into each, closes it, and only then
+ * runs the script. Undefined when a file cannot be opened (the fixed join
+ * step then tries, and says why).
+ */
+function joinInScript(invocation: Invocation, joinFiles: readonly string[], first: number): { invocation: Invocation; fds: number[] } | undefined {
+  const index = invocation.script;
+  const script = index !== undefined ? invocation.args[index] : undefined;
+  if (index === undefined || script === undefined) return undefined;
+  const fds: number[] = [];
+  try {
+    for (const file of joinFiles) fds.push(fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW));
+  } catch {
+    for (const fd of fds) fs.closeSync(fd);
+    return undefined;
+  }
+  const steps = fds.map((_fd, n) => `echo 0 >&${first + n} || exit 125; exec ${first + n}>&-`).join('; ');
+  const args = [...invocation.args];
+  args[index] = `${steps}\n${script}`;
+  return { invocation: { ...invocation, args }, fds };
+}
+
+/**
+ * Whether the kernel checks a write into a cgroup's `tasks` with the
+ * credentials of the process that opened it (5.16 and later, the fix of
+ * CVE-2021-4197), so that a file root opened lets the gate's uid join. An
+ * older kernel would refuse the write, and the fixed join step is used.
+ */
+export function opensWithOpenerCredentials(release: string): boolean {
+  const [major = 0, minor = 0] = (/^(\d+)\.(\d+)/.exec(release) ?? []).slice(1).map(Number);
+  return major > 5 || (major === 5 && minor >= 16);
+}
+
+/** `argv` ends with the original invocation: its script, if it names one, moves along. */
 function toInvocation(original: Invocation, argv: readonly string[]): Invocation {
   const [file = '', ...args] = argv;
-  return { ...original, file, args };
+  const { script, ...rest } = original;
+  return { ...rest, file, args, ...(script !== undefined ? { script: script + args.length - original.args.length } : {}) };
 }
 
 /** Fork failures, heap exhaustion and refused writes, as programs print them. */

@@ -82,6 +82,12 @@ export interface Invocation {
    * The caller opens them with openInputs and passes them after stdio.
    */
   readonly inputs?: readonly Uint8Array[];
+  /**
+   * The index in `args` of the script that the invocation's own `/bin/sh -c`
+   * runs, as the command's first process under the uid it runs as: the
+   * limits may put a fixed first step in front of it (limits.ts, the join).
+   */
+  readonly script?: number;
 }
 
 /** A sandbox's invocations for the commands of one gate, which share one run (Sandbox.prepare). */
@@ -148,7 +154,7 @@ export function isSandboxUnavailable(value: Sandbox | SandboxUnavailable): value
 export const NO_SANDBOX: Sandbox = {
   kind: 'off',
   wrap(command) {
-    return process.platform === 'win32' ? { file: process.env.ComSpec ?? 'cmd.exe', args: ['/d', '/s', '/c', command] } : { file: '/bin/sh', args: ['-c', command] };
+    return process.platform === 'win32' ? { file: process.env.ComSpec ?? 'cmd.exe', args: ['/d', '/s', '/c', command] } : { file: '/bin/sh', args: ['-c', command], script: 1 };
   },
   isVisible: () => true,
 };

@@ -3,8 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runInvocation, type CommandOptions, type CommandResult, type GateLimits } from '../../../../src/core/sandbox/command';
 import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../../src/core/sandbox/cgroupMounts';
-import { OutputSigns, limitReason, prepareLimits } from '../../../../src/core/sandbox/limits';
-import { NO_SANDBOX, openInputs, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import { OutputSigns, limitReason, opensWithOpenerCredentials, prepareLimits, type PreparedLimits } from '../../../../src/core/sandbox/limits';
+import type { GateCgroup } from '../../../../src/core/sandbox/cgroup';
+import { NO_SANDBOX, openInputs, type Invocation, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { processesMatching, removeTempDirs, requiredSandbox, skipInsideEvolutionGate, tempDir } from '../evolution/helpers';
 
 /**
@@ -224,13 +225,23 @@ describe('gate limits', () => {
       }
     };
 
-    it('the fork bomb and the memory bomb are stopped inside the sandbox too, bubblewrap itself in the cgroup', async () => {
+    it('the fork bomb and the memory bomb are stopped inside the sandbox too, by the cgroup the command joined', async () => {
       const free = await boxed(forkBomb(needle()), { limits: undefined });
       assert.match(free.tail, /spawned 300/, 'the trap: the sandbox alone does not bound it');
       const forks = await boxed(forkBomb(needle()));
       assert.equal(forks.limitHit, 'hit the process limit (64)', forks.tail);
       const memory = await boxed(`"${process.execPath}" -e 'const kept = []; for (let i = 0; i < 64; i++) kept.push(Buffer.alloc(16 << 20, 1)); console.log("allocated")'`);
       assert.equal(memory.limitHit, 'hit the memory limit (256 MiB)', memory.tail);
+      assert.deepEqual(leftCgroups(), []);
+    });
+
+    it("the command's own shell joins the gate cgroup before the command runs, and leaves it no descriptor of the cgroup", async () => {
+      // What the command sees: its cgroups, and every descriptor it holds (a `tasks` file open for writing would let it move processes).
+      const result = await boxed('grep -E "pids|memory" /proc/self/cgroup; ls -l /proc/self/fd/');
+      assert.equal(result.passed, true, result.tail);
+      const named = new RegExp(`^\\d+:(pids|memory):/.*candor-gate-\\d+-${process.pid}-\\d+$`, 'gm');
+      assert.equal(result.tail.match(named)?.length, 2, `in the gate cgroup, for pids and memory: ${result.tail}`);
+      assert.doesNotMatch(result.tail, /tasks|cgroup\.procs|\/sys\/fs\/cgroup/, 'no descriptor of the cgroup is left to the command');
       assert.deepEqual(leftCgroups(), []);
     });
 
@@ -263,6 +274,43 @@ describe('gate limits, decided from plain inputs', () => {
     const prepared = prepareLimits({ file: '/bin/sh', args: ['-c', 'true'] }, { limits: { processes: 64, memoryMiB: 256, fileSizeMiB: 16, diskMiB: 64, diskPaths: ['/tmp'] }, cgroups: false, tools: {} });
     assert.deepEqual(prepared.mechanisms, { pids: 'none', memory: 'none', fileSize: 'none', disk: 'poll' });
     assert.deepEqual(prepared.invocation, { file: '/bin/sh', args: ['-c', 'true'] });
+  });
+
+  it("a v1 cgroup on a 5.16 kernel is joined by the command's own shell through descriptors opened for it; otherwise by a fixed step first", () => {
+    const folder = tempDir('candor-join-');
+    const tasks = ['pids', 'memory'].map((name) => {
+      fs.mkdirSync(path.join(folder, name));
+      fs.writeFileSync(path.join(folder, name, 'tasks'), '');
+      return path.join(folder, name, 'tasks');
+    });
+    const cgroupOf = (joinFiles: string[]): GateCgroup => ({ controllers: { pids: 1, memory: 1 }, joinFiles, report: () => ({ pidsRefused: 0, oomKills: 0 }), killAll: () => undefined, drain: async () => true, close: async () => undefined, removeNow: () => true });
+    const limits: GateLimits = { processes: 64, memoryMiB: 256, fileSizeMiB: 16, diskMiB: 64, diskPaths: [] };
+    const tools = { prlimit: '/usr/bin/prlimit', setpriv: '/usr/bin/setpriv' };
+    const shell = { file: '/bin/sh', args: ['-c', 'make test'], script: 1 };
+    const prepare = (kernel: string, joinFiles = tasks, invocation: Invocation = shell) => prepareLimits(invocation, { limits, cgroup: cgroupOf(joinFiles), tools, kernel, fdsBefore: 2 });
+
+    const inScript = prepare('6.1.0-27-amd64');
+    try {
+      assert.equal(inScript.invocation.file, '/usr/bin/prlimit', 'no process is added to join');
+      assert.equal(inScript.invocation.args.at(-1), 'echo 0 >&5 || exit 125; exec 5>&-; echo 0 >&6 || exit 125; exec 6>&-\nmake test', 'fds 5 and 6: after stdio and the caller\'s two');
+      assert.equal(inScript.invocation.script, inScript.invocation.args.length - 1);
+      assert.equal(inScript.fds?.length, 2);
+      inScript.fds?.forEach((fd) => fs.writeSync(fd, '0\n'));
+      assert.deepEqual(tasks.map((file) => fs.readFileSync(file, 'utf8')), ['0\n', '0\n'], 'each descriptor writes into its own tasks file');
+    } finally {
+      inScript.fds?.forEach((fd) => fs.closeSync(fd));
+    }
+    const fixed = (prepared: PreparedLimits): void => {
+      assert.equal(prepared.invocation.file, '/bin/sh');
+      assert.match(prepared.invocation.args[1] ?? '', /^n=\$1; /, 'the fixed join step');
+      assert.equal(prepared.invocation.args.at(-1), 'make test', 'the script itself unchanged');
+      assert.equal(prepared.fds, undefined);
+    };
+    fixed(prepare('5.15.0-91-generic'));
+    fixed(prepare('4.18.0-513.el8.x86_64'));
+    fixed(prepare('6.1.0', [path.join(folder, 'cgroup.procs')]));
+    fixed(prepare('6.1.0', tasks, { file: '/usr/bin/sandbox-exec', args: ['-p', '(version 1)', '/bin/sh', '-c', 'make test'] }));
+    assert.deepEqual(['5.16.0', '5.15.200', '6.0', '10.1', 'x'].map(opensWithOpenerCredentials), [true, false, true, true, false]);
   });
 
   it('fork failures in the output of a command that succeeded name no limit; a chunk boundary does not hide one', () => {
