@@ -51,9 +51,6 @@ export interface StagingEnv {
 
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
-/** The fixed identity of every commit Candor makes. */
-export const CANDOR_IDENTITY = ['user.name=Candor', 'user.email=candor@localhost'] as const;
-
 /** Throws `outside-scratch` unless `dir` is strictly inside `<dataDir>/scratch/`; returns it resolved. */
 export function checkScratchPath(scratch: Scratch): string {
   const root = path.join(path.resolve(scratch.dataDir), SCRATCH_DIR);

@@ -2,7 +2,8 @@ import { isHandoffBranchName } from '../git';
 import { environmentSecrets, type SecretSet } from '../redact';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
-import { CANDOR_IDENTITY, scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
+import { CANDOR_IDENTITY } from '../identity';
+import { scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
 import { clip } from '../text';
 
 export const RANT_TRAILER = 'Candor-Rant';

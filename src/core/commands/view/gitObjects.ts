@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { CANDOR_IDENTITY } from '../../evolution/scratchGit';
+import { CANDOR_EMAIL, CANDOR_NAME } from '../../identity';
 
 /**
  * Git's object encoding, for the view's own repository: Candor writes its
@@ -80,8 +80,8 @@ function treeLine(mode: string, name: string, oid: string): Buffer {
   return Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(oid, 'hex')]);
 }
 
-const NAME = CANDOR_IDENTITY[0].slice('user.name='.length);
-const EMAIL = CANDOR_IDENTITY[1].slice('user.email='.length);
+const NAME = CANDOR_NAME;
+const EMAIL = CANDOR_EMAIL;
 
 /** The one commit of the view's repository: fixed author, committer and date, so the same tree always gives the same commit. */
 export function viewCommit(tree: string): GitObject {
