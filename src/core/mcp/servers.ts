@@ -131,6 +131,19 @@ export class McpServers {
     await stopping;
   }
 
+  /**
+   * MCP was turned off (candor.mcp.enabled): every server stops, and
+   * none is remembered, so the next ensureStarted after invalidate() starts
+   * them afresh, asking again what needs asking.
+   */
+  async stopAll(reason: string): Promise<void> {
+    const slots = [...this.#slots.values()];
+    this.#slots.clear();
+    this.#stale = true;
+    if (slots.length > 0) this.#changed();
+    await Promise.all(slots.map((slot) => slot.stop('stopped', reason)));
+  }
+
   /** Status changed, or a server's tool list did (after its `list_changed`). */
   onChanged(listener: () => void): { dispose(): void } {
     this.#listeners.add(listener);

@@ -10,7 +10,7 @@ import type { DisposableStore } from '../platform/lifecycle';
 import type { Ports } from '../ports';
 import { McpConfirmations } from './confirmations';
 import { readDefinitions, type ReadDefinitions } from './definitions';
-import { McpInputs } from './inputs';
+import { confirmKeepingInputs, expandKeepingInputs, mcpInputs } from './inputs';
 import { McpMemory } from './memory';
 import { headerLine, showMcpServers } from './serversPick';
 
@@ -28,7 +28,7 @@ export interface McpRegistration {
 export function registerMcp(store: DisposableStore, ports: Ports, deps: McpRegistration): ToolHost {
   const settings = (): ReturnType<Ports['settings']['read']>['mcp'] => ports.settings.read().mcp;
   const memory = new McpMemory(ports.context.workspaceState);
-  const inputs = new McpInputs(ports.context.secrets);
+  const inputs = mcpInputs(ports.context.secrets);
   const confirmations = new McpConfirmations(ports.context.workspaceState, ports.context.globalState);
   let read: ReadDefinitions | undefined;
   const servers = new McpServers({
@@ -39,16 +39,16 @@ export function registerMcp(store: DisposableStore, ports: Ports, deps: McpRegis
     },
     expand: async (def) => {
       const withhold = ports.secrets.values();
-      return expandServer(def, {
+      return expandKeepingInputs(inputs, def, () => expandServer(def, {
         env: process.env,
         allowedEnvNames: settings().environment,
         inputs: read?.inputsOf(def) ?? [],
         input: (input, id) => inputs.value(def.source, def.name, input, id),
         withhold,
         ...(def.source.kind === 'user' ? { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath } : {}),
-      });
+      }));
     },
-    confirm: (def, _expanded, hash, lines) => confirmations.confirm(def, hash, lines),
+    confirm: (def, _expanded, hash, lines) => confirmKeepingInputs(inputs, def, () => confirmations.confirm(def, hash, lines)),
     log: ports.log,
     secrets: ports.secrets,
   });
@@ -71,6 +71,8 @@ export function registerMcp(store: DisposableStore, ports: Ports, deps: McpRegis
   };
   store.add(servers.onChanged(update));
   const invalidate = (): void => {
+    // Turned off: what runs stops now, not at the next reload.
+    if (!on()) void servers.stopAll('MCP tools were turned off (candor.mcp.enabled)');
     servers.invalidate();
     void countDefined();
   };

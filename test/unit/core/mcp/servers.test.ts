@@ -322,6 +322,22 @@ describe('MCP servers: started lazily, confirmed, and kept out of the turn when 
     assert.ok(s.log.lines.some((l) => /reading the server definitions failed: settings unreadable/.test(l)));
   });
 
+  it('stopAll (MCP turned off) ends every server now; the next start after invalidate starts them afresh', async () => {
+    make();
+    s.defs.push(s.marked('first'), s.marked('second'));
+    await s.servers.ensureStarted(signal());
+    const pids = [...s.pids('first'), ...s.pids('second')];
+    assert.equal(pids.length, 2);
+    await s.servers.stopAll('MCP tools were turned off (candor.mcp.enabled)');
+    assert.deepEqual(pids.filter(alive), [], 'both processes are gone');
+    assert.deepEqual(s.servers.running(), [], 'no tools are offered from them');
+    s.servers.invalidate();
+    await s.servers.ensureStarted(signal());
+    assert.equal(s.state('first'), 'running', 'turned on again, they start, not stay stopped');
+    assert.equal(s.pids('first').length, 2);
+    assert.equal(s.pids('second').length, 2);
+  });
+
   it('dispose ends every server, even one still starting, and leaves no process behind', async () => {
     const word = `candor-dispose-${process.pid}-${Date.now()}`;
     make();
