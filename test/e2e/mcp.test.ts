@@ -123,6 +123,25 @@ describe('MCP servers from the workspace\'s configuration', function () {
     await (await chatButton(ctx.page, 'Allow echo')).click();
     await waitIdle(ctx.page);
   });
+
+  it('turning candor.mcp.enabled off stops the running servers at once', async () => {
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const running = fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).map(Number).filter(alive);
+    assert.ok(running.length > 0, 'the settings.json server runs');
+    // The settings of a remote window's extension host live in the remote machine's settings file.
+    fs.mkdirSync(path.join(ctx.vs.userDir, 'Machine'), { recursive: true });
+    fs.writeFileSync(path.join(ctx.vs.userDir, 'Machine', 'settings.json'), `${JSON.stringify({ 'candor.mcp.enabled': false }, null, 2)}\n`);
+    await eventually(() => (running.every((pid) => !alive(pid)) ? true : undefined), 20_000, 'the running server to stop, without a reload');
+    const frame = await openChat(ctx.page);
+    await eventually(async () => ((await frame.locator('#tools-mcp').count()) === 0 || (await frame.locator('#tools-mcp').innerText()) === '' ? true : undefined), 10_000, 'the header no longer names MCP');
+  });
 });
 
 describe('MCP in an untrusted window', function () {
