@@ -1,6 +1,7 @@
 import type { ProposalAnswer, TranscriptEntry } from '../src/protocol/chat';
 import { actionButton, actionRow, code, disable, foldable, line, lineCount, liveNote, visibleNodes, who } from './entryParts';
 import { visibleLabel } from './visibleText';
+import { diffLineKinds } from './diffLines';
 import { icon } from './icons';
 
 type ProposalEntry = Extract<TranscriptEntry, { kind: 'proposal' }>;
@@ -56,22 +57,14 @@ function diffBlock(diff: string): HTMLElement {
   const pre = document.createElement('pre');
   pre.className = 'diff';
   pre.dir = 'ltr';
-  const lines = diff.replace(/\n$/, '').split('\n');
-  for (const text of diff === '' ? [] : lines) {
+  const lines = diff === '' ? [] : diff.replace(/\n$/, '').split('\n');
+  const kinds = diffLineKinds(lines);
+  for (const [n, text] of lines.entries()) {
     // A CR before the line feed is the file's line ending, not a character of the line.
     const row = document.createElement('span');
-    row.className = `diff-line ${diffLineKind(text)}`;
+    row.className = `diff-line ${kinds[n] ?? 'context'}`;
     row.append(...visibleNodes(text.replace(/\r$/, ''), { keepLayout: true }));
     pre.append(row);
   }
   return pre;
-}
-
-function diffLineKind(text: string): string {
-  if (text.startsWith('+++ ') || text.startsWith('--- ') || text.startsWith('diff ') || text.startsWith('index ')) return 'file';
-  if (text.startsWith('@@')) return 'hunk';
-  if (text.startsWith('+')) return 'added';
-  if (text.startsWith('-')) return 'removed';
-  if (text.startsWith('\\')) return 'meta';
-  return 'context';
 }
