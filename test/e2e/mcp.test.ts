@@ -1,13 +1,14 @@
 // MCP tools in VS Code: servers from the workspace's own .vscode/mcp.json and
 // .vscode/settings.json start only after a confirmation, every call waits for
 // Allow, Deny or Always Allow, the server's environment holds no key, and the
-// gauge says what the tool definitions take. An untrusted window starts none.
+// gauge says what the tool definitions take. The user's own servers ask once
+// each. An untrusted window starts none.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { eventually, repoRoot, runCommand, useWorkbench, waitForNotification, writeScenario } from './harness';
+import { eventually, reloadWorkbench, repoRoot, runCommand, useWorkbench, waitForNotification, writeScenario } from './harness';
 import { answerDialog, chatButton, gaugeTooltip, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
 
 const EVERYTHING = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -141,6 +142,38 @@ describe('MCP servers from the workspace\'s configuration', function () {
     await eventually(() => (running.every((pid) => !alive(pid)) ? true : undefined), 20_000, 'the running server to stop, without a reload');
     const frame = await openChat(ctx.page);
     await eventually(async () => ((await frame.locator('#tools-mcp').count()) === 0 || (await frame.locator('#tools-mcp').innerText()) === '' ? true : undefined), 10_000, 'the header no longer names MCP');
+  });
+});
+
+describe("MCP servers of the user's own settings", function () {
+  const marker = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-mcp-user-')), 'started');
+  const ctx = useWorkbench({
+    start: (ws) => ({
+      settings: {
+        'candor.dataDir': ws.dataDir,
+        'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), { rules }),
+        mcp: { servers: { mine: { command: process.execPath, args: [MARKED], env: { MARKER_FILE: marker } } } },
+      },
+    }),
+  });
+
+  it('each asks once by name, in a dialog of its own, and starts when confirmed', async () => {
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'hello');
+    const text = await answerDialog(ctx.page, 'Start the MCP server "mine" of your user settings?', 'Start');
+    assert.match(text, /marked\.mjs/, 'the dialog shows what it runs');
+    await waitForTranscript(frame, 'ok', 30_000);
+    await eventually(() => (fs.existsSync(marker) ? true : undefined), 20_000, "the user's server started once confirmed");
+    await waitIdle(ctx.page);
+  });
+
+  it('after a reload it starts again without asking', async () => {
+    await reloadWorkbench(ctx.page);
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'hello');
+    await waitForTranscript(frame, 'ok', 30_000);
+    await eventually(() => (fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).length === 2 ? true : undefined), 20_000, 'a second start');
+    assert.equal(await ctx.page.locator('.monaco-dialog-box').count(), 0, 'nothing was asked');
   });
 });
 

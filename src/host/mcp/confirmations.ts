@@ -10,24 +10,16 @@ const MAX_KEPT = 500;
 /** The line every confirmation ends with: an allow-list of variables is not a sandbox. */
 const RIGHTS = 'A server runs with your rights: it can read what you can, the extension host\'s environment included. Its environment holds only a short allow-list plus what its definition names.';
 
-interface Waiting {
-  readonly def: McpServerDefinition;
-  readonly hash: string;
-  readonly lines: readonly string[];
-  readonly resolve: (start: boolean) => void;
-}
-
 /**
  * Whether a server may start (docs/architecture.md, "MCP"). A workspace
  * server asks once per definition, by its hash (as written and as
  * expanded), in a modal dialog naming it, with Start and Cancel; the answer
- * is kept in the workspace's state. The user's own servers ask once too,
- * all of them in one dialog (a user may have turned some off in Copilot),
- * remembered for every workspace.
+ * is kept in the workspace's state. Each of the user's own servers asks
+ * once too (a user may have turned some off in Copilot), remembered for
+ * every workspace. The servers ask one at a time (McpServers), since VS
+ * Code shows one modal dialog at a time.
  */
 export class McpConfirmations {
-  private userBatch: Waiting[] = [];
-
   constructor(
     private readonly workspaceState: vscode.Memento,
     private readonly globalState: vscode.Memento,
@@ -36,10 +28,7 @@ export class McpConfirmations {
   confirm(def: McpServerDefinition, hash: string, lines: readonly string[]): Promise<boolean> {
     if (def.source.kind === 'user') {
       if (this.kept(this.globalState, USER_KEY).includes(hash)) return Promise.resolve(true);
-      return new Promise((resolve) => {
-        // The user's servers start side by side: those asked in the same moment share one dialog.
-        if (this.userBatch.push({ def, hash, lines, resolve }) === 1) setTimeout(() => void this.askUser(), 50);
-      });
+      return this.askUser(def, hash, lines);
     }
     if (this.kept(this.workspaceState, WORKSPACE_KEY).includes(hash)) return Promise.resolve(true);
     return this.askWorkspace(def, hash, lines);
@@ -57,18 +46,15 @@ export class McpConfirmations {
     return true;
   }
 
-  private async askUser(): Promise<void> {
-    const batch = this.userBatch;
-    this.userBatch = [];
-    const names = batch.map((w) => `"${w.def.name}"`).join(', ');
+  private async askUser(def: McpServerDefinition, hash: string, lines: readonly string[]): Promise<boolean> {
     const answer = await vscode.window.showInformationMessage(
-      `Candor will start the MCP servers of your user settings: ${names}. Start them?`,
-      { modal: true, detail: [...batch.flatMap((w) => [`${w.def.name}:`, ...w.lines.map((l) => `  ${l}`)]), '', 'If you turned some of them off elsewhere (in Copilot Chat, say), Cancel and turn them off for Candor with "Candor: MCP Servers".', RIGHTS].join('\n') },
+      `Start the MCP server "${def.name}" of your user settings?`,
+      { modal: true, detail: [...lines, '', 'If you turned it off elsewhere (in Copilot Chat, say), Cancel and turn it off for Candor with "Candor: MCP Servers".', RIGHTS].join('\n') },
       'Start',
     );
-    const start = answer === 'Start';
-    if (start) for (const w of batch) await this.keep(this.globalState, USER_KEY, w.hash);
-    for (const w of batch) w.resolve(start);
+    if (answer !== 'Start') return false;
+    await this.keep(this.globalState, USER_KEY, hash);
+    return true;
   }
 
   private kept(state: vscode.Memento, key: string): string[] {
