@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEPENDENCY_DIR } from './dependencies';
-import { gateGroup, gatePasswd, type GateUser } from './gateUser';
+import { gateGroup, gateNsswitch, gatePasswd, type GateUser } from './gateUser';
 import { gateSeccompProgram } from './seccomp';
 import { realOrResolved } from '../realPath';
 import { extraBinds, isRealFolder, realOrUndefined, runMounts, unique, type Layer } from './runMounts';
@@ -32,10 +32,11 @@ import type { Invocation, PreparedSandbox, Sandbox, SandboxRun } from './sandbox
  * a user namespace of its own, with `--disable-userns`.
  */
 
-/** The files a command reads at fds 3, 4, 5 (Invocation.inputs, in this order). */
+/** The files a command reads at fds 3, 4, 5, 6 (Invocation.inputs, in this order). */
 const FD_SECCOMP = 3;
 const FD_PASSWD = 4;
 const FD_GROUP = 5;
+const FD_NSSWITCH = 6;
 
 /** How the command becomes the gate user when Candor is root. */
 export interface UserSwitch {
@@ -47,6 +48,8 @@ export interface UserSwitch {
 export interface BubblewrapOptions {
   /** Set when Candor is root: the command runs as this user. */
   readonly user?: GateUser;
+  /** With `user`: the host has an `/etc/nsswitch.conf`, and the sandbox gets its own (gateUser.ts, gateNsswitch). */
+  readonly nsswitch?: boolean;
   /** SandboxRun.tmpfsMiB is kept (bubblewrap 0.5 and later). */
   readonly sizedTmpfs?: boolean;
   /** The real home, hidden; default os.homedir(). */
@@ -97,7 +100,7 @@ export function bubblewrap(bwrap: string, userSwitch?: UserSwitch, sizedTmpfs = 
 
 type InvocationOptions = Omit<BubblewrapOptions, 'user'> & { readonly userSwitch?: UserSwitch; readonly sizedTmpfs?: boolean };
 
-/** `bwrap <mounts> -- [setpriv …] /bin/sh -c command`, with its inputs: the seccomp program, and the gate user's passwd and group. */
+/** `bwrap <mounts> -- [setpriv …] /bin/sh -c command`, with its inputs: the seccomp program, and the gate user's passwd and group (and nsswitch.conf, users and groups from those files alone). */
 export function bubblewrapInvocation(bwrap: string, command: string, run: SandboxRun, o: InvocationOptions = {}): Invocation {
   return prepareBubblewrap(bwrap, run, o).wrap(command);
 }
@@ -112,9 +115,10 @@ export function bubblewrapInvocation(bwrap: string, command: string, run: Sandbo
  */
 function prepareBubblewrap(bwrap: string, run: SandboxRun, o: InvocationOptions): PreparedSandbox {
   const to = o.userSwitch;
-  const options = { ...o, user: to?.user };
+  const nsswitch = to !== undefined ? hostNsswitch() : undefined;
+  const options = { ...o, user: to?.user, nsswitch: nsswitch !== undefined };
   const view = hostView(run, options);
-  const inputs = [gateSeccompProgram(), ...(to !== undefined ? [Buffer.from(gatePasswd(to.user, realOrResolved(run.home))), Buffer.from(gateGroup(to.user))] : [])];
+  const inputs = [gateSeccompProgram(), ...(to !== undefined ? [Buffer.from(gatePasswd(to.user, realOrResolved(run.home))), Buffer.from(gateGroup(to.user))] : []), ...(nsswitch !== undefined ? [Buffer.from(gateNsswitch(nsswitch))] : [])];
   const switchUser = to !== undefined ? [to.setpriv, `--reuid=${to.user.uid}`, `--regid=${to.user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'] : [];
   return {
     wrap: (command) => {
@@ -176,6 +180,7 @@ function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): 
   }
   for (const file of MASKED_FILES) if (fs.existsSync(file)) args.push('--ro-bind', '/dev/null', file);
   if (o.user !== undefined) args.push('--perms', '0444', '--ro-bind-data', String(FD_PASSWD), '/etc/passwd', '--perms', '0444', '--ro-bind-data', String(FD_GROUP), '/etc/group');
+  if (o.user !== undefined && o.nsswitch === true) args.push('--perms', '0444', '--ro-bind-data', String(FD_NSSWITCH), '/etc/nsswitch.conf');
   for (const dir of hidden) args.push('--tmpfs', dir);
   for (const dir of tools) args.push('--ro-bind', dir, dir);
   for (const dir of writable) args.push('--bind', dir, dir);
@@ -315,6 +320,16 @@ function selectToolchains(candidates: readonly string[], home: string | undefine
   const found = candidates.filter((dir) => !others.some((other) => within(dir, other) || within(other, dir)));
   // A folder inside another one already bound adds nothing.
   return unique(found).filter((dir, _i, all) => !all.some((other) => other !== dir && within(other, dir)));
+}
+
+/** The host's `/etc/nsswitch.conf` when it is a small regular file (musl systems have none). */
+function hostNsswitch(): string | undefined {
+  try {
+    const stat = fs.statSync('/etc/nsswitch.conf');
+    return stat.isFile() && stat.size <= 64 * 1024 ? fs.readFileSync('/etc/nsswitch.conf', 'utf8') : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function realHome(home: string): string | undefined {

@@ -8,7 +8,7 @@ import { runGate, type GateOptions } from '../../../../src/core/evolution/testGa
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { bubblewrapInvocation } from '../../../../src/core/sandbox/bubblewrap';
 import { CALLS, seccompArch } from '../../../../src/core/sandbox/seccomp';
-import { gateGroup, gatePasswd, gateUserFor, gateUserProblem, prepareForGateUser } from '../../../../src/core/sandbox/gateUser';
+import { gateGroup, gateNsswitch, gatePasswd, gateUserFor, gateUserProblem, prepareForGateUser } from '../../../../src/core/sandbox/gateUser';
 import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from '../evolution/helpers';
 import { gateRun, openForWriting, runWrapped } from './sandboxHelpers';
 
@@ -52,6 +52,16 @@ describe('sandbox as root: the gate user, the seccomp filter, kernel state, and 
     assert.equal(entry, `candor-gate:64999:${home?.slice('home='.length)}`, 'its passwd entry names the throwaway home');
     assert.match(home ?? '', /^home=.*candor-gate-/);
     assert.equal(fs.statSync(path.join(clone, 'file-of-the-gate')).uid, 64999, 'and its files are its own on the host too');
+  });
+
+  it("users and groups come from the sandbox's own files alone; the host's other NSS lines stay", async function () {
+    if (!fs.existsSync('/etc/nsswitch.conf')) this.skip();
+    const hostHosts = /^hosts:.*$/m.exec(fs.readFileSync('/etc/nsswitch.conf', 'utf8'))?.[0];
+    const tail = await gate('grep -E "^(passwd|group|hosts):" /etc/nsswitch.conf; getent passwd root | cut -d: -f1,3; getent passwd 4242 || echo "no 4242"');
+    const lines = tail.trim().split('\n');
+    assert.deepEqual(lines.filter((line) => /^(passwd|group):/.test(line)), ['passwd: files', 'group: files'], tail);
+    if (hostHosts !== undefined) assert.ok(lines.includes(hostHosts), `the host's hosts line is kept: ${tail}`);
+    assert.ok(lines.includes('root:0') && lines.includes('no 4242'), tail);
   });
 
   it('kernel settings: the host shell opens vm.swappiness and kernel.core_pattern for writing (the trap); the sandbox cannot, and /proc/sys is a read-only mount', async () => {
@@ -222,6 +232,15 @@ describe('the gate user: which uid may be it, its passwd, and the clone made its
     assert.match(gatePasswd(user, '/tmp/a:b\nroot::0:0::/:/bin/sh'), /^candor-gate:x:64999:64999:[^:]*:\/nonexistent:\/bin\/sh$/m);
     assert.equal(gatePasswd(user, '/tmp/a:b\nroot::0:0::/:/bin/sh').split('\n').filter((line) => line.startsWith('root:')).length, 1);
     assert.match(gateGroup(user), /^candor-gate:x:64999:$/m);
+  });
+
+  it("its nsswitch.conf: the user and group databases from files alone, every other line as the host has it", () => {
+    const host = '# comment\npasswd:         files systemd\ngroup:  sss files\nshadow: files\nhosts:          files mdns4_minimal [NOTFOUND=return] dns\nnetgroup:       nis';
+    const text = gateNsswitch(host);
+    assert.deepEqual(text.split('\n').filter((line) => /^(passwd|group|shadow|gshadow|initgroups):/.test(line)), ['passwd: files', 'group: files', 'shadow: files', 'gshadow: files', 'initgroups: files']);
+    assert.ok(text.includes('hosts:          files mdns4_minimal [NOTFOUND=return] dns\n') && text.includes('netgroup:       nis\n') && text.includes('# comment\n'), text);
+    assert.doesNotMatch(text, /systemd|sss/);
+    assert.equal(gateNsswitch(''), 'passwd: files\ngroup: files\nshadow: files\ngshadow: files\ninitgroups: files\n');
   });
 
   it('prepareForGateUser: the work tree becomes the gate user\'s; .git, a link\'s target, another name of an outside file and a FIFO keep their owner (chown through them would not)', async function () {
