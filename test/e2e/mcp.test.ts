@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { eventually, reloadWorkbench, repoRoot, runCommand, useWorkbench, waitForNotification, writeScenario } from './harness';
+import { eventually, quickInputPrompt, quickInputType, reloadWorkbench, repoRoot, runCommand, useWorkbench, waitForNotification, writeScenario } from './harness';
 import { answerDialog, chatButton, gaugeTooltip, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
 
 const EVERYTHING = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -142,6 +142,51 @@ describe('MCP servers from the workspace\'s configuration', function () {
     await eventually(() => (running.every((pid) => !alive(pid)) ? true : undefined), 20_000, 'the running server to stop, without a reload');
     const frame = await openChat(ctx.page);
     await eventually(async () => ((await frame.locator('#tools-mcp').count()) === 0 || (await frame.locator('#tools-mcp').innerText()) === '' ? true : undefined), 10_000, 'the header no longer names MCP');
+  });
+});
+
+describe("a workspace server's ${input:} value", function () {
+  const marker = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-mcp-input-')), 'started');
+  const definitions = {
+    inputs: [{ type: 'promptString', id: 'token', description: 'Your GitHub token', password: true }],
+    servers: { asker: { command: process.execPath, args: [MARKED], env: { MARKER_FILE: marker, TOKEN: '${input:token}' } } },
+  };
+  const ctx = useWorkbench({
+    workspace: { files: { '.vscode/mcp.json': `${JSON.stringify(definitions, null, 2)}\n` } },
+    start: (ws) => ({ settings: { 'candor.dataDir': ws.dataDir, 'candor.offline.scenario': writeScenario(path.join(ws.dataDir, '..'), { rules }) } }),
+  });
+  const typeToken = async (value: string): Promise<void> => {
+    await eventually(async () => ((await quickInputPrompt(ctx.page)).title.includes('Your GitHub token') ? true : undefined), 30_000, 'the input box for the token');
+    await quickInputType(ctx.page, value);
+  };
+
+  it('typed, then the server refused: nothing is kept, and the next start asks again', async () => {
+    // What was tried: the workspace's server asks for a token before its start is confirmed; the user types it, then cancels the start.
+    let frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'hello');
+    await typeToken('ghp_e2e_refused_0123456789');
+    await answerDialog(ctx.page, 'Start the MCP server "asker"', 'Cancel');
+    await waitForTranscript(frame, 'ok', 30_000);
+    await waitIdle(ctx.page);
+    assert.equal(fs.existsSync(marker), false, 'the refused server never started');
+    await reloadWorkbench(ctx.page);
+    frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'hello');
+    await typeToken('ghp_e2e_kept_0123456789');
+    await answerDialog(ctx.page, 'Start the MCP server "asker"', 'Start');
+    await waitForTranscript(frame, 'ok', 30_000);
+    await eventually(() => (fs.existsSync(marker) ? true : undefined), 20_000, 'the confirmed server started');
+    await waitIdle(ctx.page);
+  });
+
+  it('typed for a confirmed start: kept, so after a reload it starts without asking anything', async () => {
+    await reloadWorkbench(ctx.page);
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'hello');
+    await waitForTranscript(frame, 'ok', 30_000);
+    await eventually(() => (fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).length === 2 ? true : undefined), 20_000, 'a second start');
+    assert.equal(await ctx.page.locator('.monaco-dialog-box').count(), 0, 'no confirmation');
+    assert.equal(await ctx.page.locator('.quick-input-widget .quick-input-box input').isVisible(), false, 'no input box');
   });
 });
 
