@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { Page } from 'playwright-core';
 import { eventually, quickInputPrompt, quickInputType, reloadWorkbench, repoRoot, runCommand, useWorkbench, waitForNotification, writeScenario } from './harness';
 import { answerDialog, chatButton, gaugeTooltip, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
 
@@ -30,6 +31,30 @@ function processesWithKey(): string[] {
 
 function mcpJson(extraEnv: Record<string, string> = {}): string {
   return `${JSON.stringify({ servers: { everything: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: { FOO: 'bar', ...extraEnv } } } }, null, 2)}\n`;
+}
+
+/** The pids the marked fixture wrote, one per start. */
+function markerPids(marker: string): number[] {
+  return fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).map(Number) : [];
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** After a reload, the next message starts the server a second time, with no dialog: what was confirmed (and typed) was kept. */
+async function startsAgainWithoutAsking(page: Page, marker: string): Promise<void> {
+  await reloadWorkbench(page);
+  const frame = await openChat(page);
+  await sendMessage(page, 'hello');
+  await waitForTranscript(frame, 'ok', 30_000);
+  await eventually(() => (markerPids(marker).length === 2 ? true : undefined), 20_000, 'a second start');
+  assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'nothing was asked');
 }
 
 const rules = [
@@ -126,15 +151,7 @@ describe('MCP servers from the workspace\'s configuration', function () {
   });
 
   it('turning candor.mcp.enabled off stops the running servers at once', async () => {
-    const alive = (pid: number): boolean => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    const running = fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).map(Number).filter(alive);
+    const running = markerPids(marker).filter(alive);
     assert.ok(running.length > 0, 'the settings.json server runs');
     // The settings of a remote window's extension host live in the remote machine's settings file.
     fs.mkdirSync(path.join(ctx.vs.userDir, 'Machine'), { recursive: true });
@@ -175,17 +192,12 @@ describe("a workspace server's ${input:} value", function () {
     await typeToken('ghp_e2e_kept_0123456789');
     await answerDialog(ctx.page, 'Start the MCP server "asker"', 'Start');
     await waitForTranscript(frame, 'ok', 30_000);
-    await eventually(() => (fs.existsSync(marker) ? true : undefined), 20_000, 'the confirmed server started');
+    await eventually(() => (markerPids(marker).length === 1 ? true : undefined), 20_000, 'the confirmed server started');
     await waitIdle(ctx.page);
   });
 
   it('typed for a confirmed start: kept, so after a reload it starts without asking anything', async () => {
-    await reloadWorkbench(ctx.page);
-    const frame = await openChat(ctx.page);
-    await sendMessage(ctx.page, 'hello');
-    await waitForTranscript(frame, 'ok', 30_000);
-    await eventually(() => (fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).length === 2 ? true : undefined), 20_000, 'a second start');
-    assert.equal(await ctx.page.locator('.monaco-dialog-box').count(), 0, 'no confirmation');
+    await startsAgainWithoutAsking(ctx.page, marker);
     assert.equal(await ctx.page.locator('.quick-input-widget .quick-input-box input').isVisible(), false, 'no input box');
   });
 });
@@ -213,12 +225,7 @@ describe("MCP servers of the user's own settings", function () {
   });
 
   it('after a reload it starts again without asking', async () => {
-    await reloadWorkbench(ctx.page);
-    const frame = await openChat(ctx.page);
-    await sendMessage(ctx.page, 'hello');
-    await waitForTranscript(frame, 'ok', 30_000);
-    await eventually(() => (fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).length === 2 ? true : undefined), 20_000, 'a second start');
-    assert.equal(await ctx.page.locator('.monaco-dialog-box').count(), 0, 'nothing was asked');
+    await startsAgainWithoutAsking(ctx.page, marker);
   });
 });
 

@@ -322,14 +322,20 @@ function selectToolchains(candidates: readonly string[], home: string | undefine
   return unique(found).filter((dir, _i, all) => !all.some((other) => other !== dir && within(other, dir)));
 }
 
-/** The host's `/etc/nsswitch.conf` when it is a small regular file (musl systems have none). */
+/** Read once: `null` when the host has none. */
+let nsswitchOfHost: string | null | undefined;
+
+/** The host's `/etc/nsswitch.conf` when it is a small regular file (musl systems have none); read once per process, since each agent command prepares its sandbox anew. */
 function hostNsswitch(): string | undefined {
-  try {
-    const stat = fs.statSync('/etc/nsswitch.conf');
-    return stat.isFile() && stat.size <= 64 * 1024 ? fs.readFileSync('/etc/nsswitch.conf', 'utf8') : undefined;
-  } catch {
-    return undefined;
+  if (nsswitchOfHost === undefined) {
+    try {
+      const stat = fs.statSync('/etc/nsswitch.conf');
+      nsswitchOfHost = stat.isFile() && stat.size <= 64 * 1024 ? fs.readFileSync('/etc/nsswitch.conf', 'utf8') : null;
+    } catch {
+      nsswitchOfHost = null;
+    }
   }
+  return nsswitchOfHost ?? undefined;
 }
 
 function realHome(home: string): string | undefined {

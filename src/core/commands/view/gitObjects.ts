@@ -80,12 +80,10 @@ function treeLine(mode: string, name: string, oid: string): Buffer {
   return Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(oid, 'hex')]);
 }
 
-const NAME = CANDOR_NAME;
-const EMAIL = CANDOR_EMAIL;
 
 /** The one commit of the view's repository: fixed author, committer and date, so the same tree always gives the same commit. */
 export function viewCommit(tree: string): GitObject {
-  const who = `${NAME} <${EMAIL}> 0 +0000`;
+  const who = `${CANDOR_NAME} <${CANDOR_EMAIL}> 0 +0000`;
   const body = Buffer.from(`tree ${tree}\nauthor ${who}\ncommitter ${who}\n\nThe workspace's HEAD tree, for commands run in Candor's view of it\n`);
   return { type: 'commit', oid: objectId('commit', body), body };
 }
