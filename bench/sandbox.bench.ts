@@ -7,8 +7,9 @@
  *     benchmark's test command), three ways, each spawned as the gate spawns
  *     it: in today's hardened sandbox (the gate user when run as root, the
  *     seccomp filter, the reduced mounts, and the limits of limits.ts:
- *     cgroup or rlimits; and once more without the limits, to tell their
- *     cost apart), in the 0.1.0 profile (its bubblewrap arguments, copied
+ *     cgroup or rlimits; once more without the limits, and as root once
+ *     more without the uid switch either, to tell each part's cost apart),
+ *     in the 0.1.0 profile (its bubblewrap arguments, copied
  *     below), and bare in a plain shell. What a gate sets up once for all
  *     its commands (the sandbox prepared for its run, its input files, its
  *     cgroup, and that cgroup's removal after the result) is measured on its
@@ -94,8 +95,8 @@ function setUpGate(sandbox: Sandbox, run: SandboxRun, work: string): GateSetup {
  * prepared (prlimit in front, the gate cgroup's files opened for the join), the spawn,
  * and the cgroup emptied after it. Without `limits`, none of them.
  */
-async function hardenedOnce(gate: GateSetup, command: string, run: SandboxRun, env: NodeJS.ProcessEnv, limits: boolean, kernel?: string): Promise<void> {
-  const invocation = gate.sandbox.wrap(command);
+async function hardenedOnce(gate: GateSetup, command: string, run: SandboxRun, env: NodeJS.ProcessEnv, limits: boolean, kernel?: string, userSwitch = true): Promise<void> {
+  const invocation = userSwitch ? gate.sandbox.wrap(command) : withoutUserSwitch(gate.sandbox.wrap(command));
   const inputs = gate.inputs.open(invocation.inputs);
   const limited = limits ? prepareLimits(invocation, { limits: { ...DEFAULT_GATE_LIMITS, diskPaths: [] }, cgroup: gate.cgroup, fdsBefore: inputs.fds.length, kernel }) : undefined;
   try {
@@ -106,6 +107,20 @@ async function hardenedOnce(gate: GateSetup, command: string, run: SandboxRun, e
     if (limited?.ownsCgroup === true) await limited.cgroup?.close();
     else await limited?.cgroup?.drain();
   }
+}
+
+/**
+ * The same invocation with its `setpriv … --` step cut out, so the command
+ * runs as root: what bubblewrap itself costs with every mount, mask and the
+ * seccomp filter of the hardened profile. Only for measuring, never for
+ * running anything of a gate's.
+ */
+function withoutUserSwitch(invocation: Invocation): Invocation {
+  const at = invocation.args.findIndex((arg) => path.basename(arg) === 'setpriv');
+  const end = at < 0 ? -1 : invocation.args.indexOf('--', at);
+  if (end < 0) return invocation;
+  const args = [...invocation.args.slice(0, at), ...invocation.args.slice(end + 1)];
+  return { ...invocation, args, ...(invocation.script !== undefined ? { script: invocation.script - (end + 1 - at) } : {}) };
 }
 
 /**
@@ -169,18 +184,25 @@ async function startUp(sandbox: Sandbox, bwrap: string, label: string, command: 
   // The commands below are one gate's: what it sets up once is made before them (perGate measures it), and removed after them.
   const gate = setUpGate(sandbox, run, work);
   try {
-    const [bare = 0, old = 0, hardened = 0, unlimited = 0, fixedJoin = 0] = await sideBySide(STARTS, [
+    const switched = sandbox.user !== undefined;
+    const [bare = 0, old = 0, hardened = 0, unlimited = 0, fixedJoin = 0, alone = 0] = await sideBySide(STARTS, [
       () => spawnOnce(NO_SANDBOX.wrap(command, run), run.cwd, env),
       () => spawnOnce(v010, run.cwd, env),
       () => hardenedOnce(gate, command, run, env, true),
       () => hardenedOnce(gate, command, run, env, false),
       // As on a kernel before 5.16 (or a v2 cgroup): a shell of its own joins before everything else.
       () => hardenedOnce(gate, command, run, env, true, '5.15.0'),
+      // As root: bubblewrap alone, neither the uid switch nor the limits.
+      ...(switched ? [() => hardenedOnce(gate, command, run, env, false, undefined, false)] : []),
     ]);
     console.log(`    ${label}`);
     console.log(`      bare ${ms(bare).padStart(8)}   0.1.0 ${ms(old).padStart(8)} (${ratio(old, bare)})   hardened ${ms(hardened).padStart(8)} (${ratio(hardened, bare)}; ${ratio(hardened, old)} of 0.1.0)   hardened without limits ${ms(unlimited).padStart(8)} (${ratio(unlimited, bare)})`);
     console.log(`      hardened, joined by a shell of its own first (kernels before 5.16) ${ms(fixedJoin).padStart(8)} (${ratio(fixedJoin, bare)})`);
-    return [bare, old, hardened, unlimited, fixedJoin];
+    if (switched) {
+      console.log(`      bubblewrap alone (the hardened profile's mounts, masks and seccomp; no uid switch, no limits) ${ms(alone).padStart(8)} (${ratio(alone, bare)})`);
+      console.log(`      of the ${ms(hardened - bare)} hardened adds: bubblewrap ${ms(alone - bare)}, the uid switch (setpriv) ${ms(unlimited - alone)}, the limits (prlimit, the join) ${ms(hardened - unlimited)}`);
+    }
+    return [bare, old, hardened, unlimited, fixedJoin, alone];
   } finally {
     if (gate.cgroup !== undefined) releaseGateCgroup(gate.cgroup);
     await settleGateCgroups();
@@ -212,11 +234,11 @@ export async function run(): Promise<void> {
     console.log('\n(a) start-up per command: bare, the 0.1.0 profile, hardened (with and without the limits)');
     console.log("    per command: what every command pays (hardened: its invocation, its inputs opened, prlimit and the join into the gate's cgroup, the spawn, the cgroup emptied after it)");
     await startUp(sandbox, bwrap, '`true`', 'true', work);
-    const [bare = 0, , hardened = 0, unlimited = 0, fixedJoin = 0] = await startUp(sandbox, bwrap, '`node -e 0`', 'node -e 0', work);
+    const [bare = 0, , hardened = 0, unlimited = 0, fixedJoin = 0, alone = 0] = await startUp(sandbox, bwrap, '`node -e 0`', 'node -e 0', work);
     await startUp(sandbox, bwrap, '`node test.js` (the evolution bench)', 'node test.js', work);
     const once = await perGate(sandbox, await benchRun(sandbox, work), work);
     console.log(`    per gate, once, not in the figures above: setup ${ms(once.setup)} before its first command (the sandbox prepared for the run, input files written, ${limits.cgroup !== undefined ? 'the cgroup made' : 'no cgroup here'}); ${ms(once.removal)} to remove the cgroup after its result, off its path`);
-    console.log(`    goal: \`node -e 0\` hardened at most 1.30× bare, per command — measured ${ratio(hardened, bare)} (${ratio(unlimited, bare)} without the limits; ${ratio(fixedJoin, bare)} with the join of kernels before 5.16)`);
+    console.log(`    goal: \`node -e 0\` hardened at most 1.30× bare, per command — measured ${ratio(hardened, bare)} (${ratio(unlimited, bare)} without the limits; ${ratio(fixedJoin, bare)} with the join of kernels before 5.16${sandbox.user !== undefined ? `; bubblewrap alone ${ratio(alone, bare)}` : ''})`);
 
     console.log('\n(b) a whole gate call (`node test.js`), sandboxed against off; per gate and per command together');
     const steps = [{ name: 'test' as const, command: 'node test.js' }];
