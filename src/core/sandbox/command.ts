@@ -2,6 +2,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import * as fs from 'node:fs';
 import type { CgroupReport, GateCgroup } from './cgroup';
 import { DiskWatch } from './diskWatch';
+import { coverLeaked } from './inheritedFds';
 import { OutputSigns, limitReason, prepareLimits, type GateLimits, type LimitMechanisms, type PreparedLimits } from './limits';
 import type { Invocation } from './sandbox';
 import { Tail } from './tail';
@@ -154,20 +155,23 @@ interface Group {
 function startGroup(limited: PreparedLimits, options: CommandOptions): Group {
   const windows = process.platform === 'win32';
   let child: ChildProcess;
+  // What this process was handed without close-on-exec never reaches the command (inheritedFds.ts).
+  const stdio = coverLeaked(['ignore', 'pipe', 'pipe', ...(options.extraFds ?? []), ...(limited.fds ?? [])]);
   try {
     child = spawn(limited.invocation.file, [...limited.invocation.args], {
       cwd: options.cwd,
       env: options.env,
       detached: !windows,
-      stdio: ['ignore', 'pipe', 'pipe', ...(options.extraFds ?? []), ...(limited.fds ?? [])] as StdioOptions,
+      stdio: stdio.stdio as StdioOptions,
       windowsHide: true,
       ...(limited.uid !== undefined ? { uid: limited.uid, gid: limited.gid ?? limited.uid } : {}),
     });
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error), kill: () => undefined, killAll: () => undefined };
   } finally {
-    // The command has its own copies (limits.ts, the join).
+    // The command has its own copies (limits.ts, the join; the /dev/null over what would leak).
     for (const fd of limited.fds ?? []) fs.closeSync(fd);
+    stdio.close();
   }
   const kill = (signal: NodeJS.Signals): void => {
     if (child.pid === undefined) return;
