@@ -49,6 +49,9 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
       files: {
         'src/add.js': BUGGY,
         'test/add.test.js': TEST,
+        // An ignored folder, shown to commands only once candor.commands.bindIgnored names it.
+        '.gitignore': 'deps/\n',
+        'deps/lib.txt': 'from-the-ignored-folder\n',
         // Tried: the repository approves commands for itself. A user-only setting: ignored.
         '.vscode/settings.json': `${JSON.stringify({ 'candor.commands.autoApprove': ['npm test', 'node', 'sleep', 'echo'] }, null, 2)}\n`,
       },
@@ -75,6 +78,7 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
             { match: { user: '^long' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 317' } }] } },
             { match: { user: '^slow' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 318', timeoutSeconds: 2 } }] } },
             { match: { user: '^hostile' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo pwned > src/add.js; rm -rf test .git; echo done' } }] } },
+            { match: { user: '^ignored' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'cat deps/lib.txt 2>/dev/null || echo no-deps-folder' } }] } },
             { match: { user: '^auto ok' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo auto-approved ok' } }] } },
             { match: { user: '^auto chained' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo auto-approved; echo x' } }] } },
             { match: { user: '^reach' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: `node -e "fetch('http://127.0.0.1:${port}/').then(r => r.text()).then(console.log, e => { console.log('unreachable', e.cause?.code ?? e.message); process.exit(3) })"` } }] } },
@@ -227,6 +231,26 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
       const deny = await chatButton(ctx.page, 'Deny echo auto-approved; echo x');
       await deny.click();
       await waitIdle(ctx.page);
+    });
+
+    it('a folder added to candor.commands.bindIgnored shows in the next command, without a reload', async () => {
+      const frame = await openChat(ctx.page);
+      const ignored = async (): Promise<string> => {
+        await sendMessage(ctx.page, 'ignored');
+        await (await chatButton(ctx.page, /^Run cat deps\/lib\.txt/)).click();
+        await waitIdle(ctx.page);
+        return approval(frame).innerText();
+      };
+      // The view was built by the commands before, with no such name.
+      // The command's own line names the word too: its output is the line that is only it.
+      assert.match(await ignored(), /^no-deps-folder$/m);
+      const settingsFile = path.join(ctx.vs.userDir, 'Machine', 'settings.json');
+      const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(settingsFile, `${JSON.stringify({ ...settings, 'candor.commands.bindIgnored': ['deps'] }, null, 2)}\n`);
+      await new Promise((r) => setTimeout(r, 3000));
+      const entry = await ignored();
+      assert.match(entry, /from-the-ignored-folder/, 'the view made before the change still hid the folder');
+      assert.doesNotMatch(entry, /^no-deps-folder$/m);
     });
 
     it('with candor.commands.network "on", a loopback service on this machine answers', async () => {

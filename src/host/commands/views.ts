@@ -38,11 +38,21 @@ export interface ViewRun {
  * editor shows: the disk, the unsaved buffers, the pending proposals.
  */
 export class CommandViews {
-  private readonly views = new Map<string, WorkspaceView>();
+  private readonly views = new Map<string, { readonly view: WorkspaceView; readonly made: string }>();
+  /** Per workspace folder, the command running in its view: the next one waits for it. */
+  private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(private readonly deps: CommandViewsDeps) {}
 
-  async run(r: ViewRun): Promise<CommandEnding> {
+  /** One command at a time per folder, so that a view is never rebuilt under a command running in it. */
+  run(r: ViewRun): Promise<CommandEnding> {
+    const root = r.place.root;
+    const next = (this.queues.get(root) ?? Promise.resolve()).then(() => this.runNow(r));
+    this.queues.set(root, next.catch(() => undefined));
+    return next;
+  }
+
+  private async runNow(r: ViewRun): Promise<CommandEnding> {
     const view = await this.viewOf(r.place.root, r.sandbox);
     const overlays = await editorOverlays(r.place.root, this.deps.proposals);
     // One command at a time per view: refreshed, run, then checked for what the command changed.
@@ -69,22 +79,38 @@ export class CommandViews {
     return { forModel: describeForModel(result, r.command, r.timeoutMs), outcome: outcomeLine(result, r.timeoutMs) };
   }
 
+  /**
+   * The folder's view as the settings have it now: a view made with other
+   * ignored folders bound, or for another gate user, is removed and built
+   * anew (its files would keep the old owner, its binds the old names).
+   */
   private async viewOf(root: string, sandbox: Sandbox): Promise<WorkspaceView> {
-    let view = this.views.get(root);
+    const bindIgnored = [...new Set(this.deps.bindIgnored())].sort();
+    const user = sandbox.user;
+    const owner = user !== undefined ? { uid: user.uid, gid: user.gid } : undefined;
+    const made = JSON.stringify({ bindIgnored, owner });
+    const known = this.views.get(root);
     // Clean Up Data… may have removed it: a new one is built.
-    if (view && !fs.existsSync(view.dir)) view = undefined;
-    if (!view) {
-      const user = sandbox.user;
-      view = new WorkspaceView({
-        root,
-        viewDir: path.join(this.deps.dataDir, workspaceIdFor(root)),
-        git: await this.deps.git.repository(root),
-        bindIgnored: this.deps.bindIgnored(),
-        hidden: [this.deps.dataDir],
-        ...(user !== undefined ? { owner: { uid: user.uid, gid: user.gid } } : {}),
-      });
-      this.views.set(root, view);
+    if (known !== undefined && known.made === made && fs.existsSync(known.view.dir)) return known.view;
+    const viewDir = path.join(this.deps.dataDir, workspaceIdFor(root));
+    if (known !== undefined) {
+      this.deps.log.info(`view of ${path.basename(root)}: the settings it was made with changed, built anew`);
+      try {
+        await fs.promises.rm(viewDir, { recursive: true, force: true });
+      } catch (err) {
+        // What is left is refreshed like a view found after a reload.
+        this.deps.log.warn(`view of ${path.basename(root)}: could not remove the old view: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
+    const view = new WorkspaceView({
+      root,
+      viewDir,
+      git: await this.deps.git.repository(root),
+      bindIgnored,
+      hidden: [this.deps.dataDir],
+      ...(owner !== undefined ? { owner } : {}),
+    });
+    this.views.set(root, { view, made });
     return view;
   }
 }
