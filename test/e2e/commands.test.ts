@@ -78,7 +78,7 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
             { match: { user: '^long' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 317' } }] } },
             { match: { user: '^slow' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 318', timeoutSeconds: 2 } }] } },
             { match: { user: '^hostile' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo pwned > src/add.js; rm -rf test .git; echo done' } }] } },
-            { match: { user: '^ignored' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'cat deps/lib.txt 2>/dev/null || echo no-deps-folder' } }] } },
+            { match: { user: '^ignored' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'cat deps/lib.txt 2>/dev/null || echo no-deps-folder; test -f test/add.test.js && echo tracked-file-there' } }] } },
             { match: { user: '^auto ok' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo auto-approved ok' } }] } },
             { match: { user: '^auto chained' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo auto-approved; echo x' } }] } },
             { match: { user: '^reach' }, respond: { toolCalls: [{ name: 'run_command', arguments: { command: `node -e "fetch('http://127.0.0.1:${port}/').then(r => r.text()).then(console.log, e => { console.log('unreachable', e.cause?.code ?? e.message); process.exit(3) })"` } }] } },
@@ -251,6 +251,7 @@ describe('commands the agent runs, in a sandboxed view of the workspace', functi
       const entry = await ignored();
       assert.match(entry, /from-the-ignored-folder/, 'the view made before the change still hid the folder');
       assert.doesNotMatch(entry, /^no-deps-folder$/m);
+      assert.match(entry, /^tracked-file-there$/m, 'the view built anew holds the workspace files too');
     });
 
     it('with candor.commands.network "on", a loopback service on this machine answers', async () => {

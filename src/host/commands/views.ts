@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CommandEnding, CommandPlace } from '../../core/commands/runCommandTool';
 import { describeForModel, runInView } from '../../core/commands/sandboxedCommand';
+import { viewSideFiles } from '../../core/commands/view/manifest';
 import { WorkspaceView } from '../../core/commands/view/workspaceView';
 import type { Sandbox } from '../../core/sandbox/sandbox';
 import type { Logger } from '../../core/log';
@@ -93,10 +94,11 @@ export class CommandViews {
     // Clean Up Data… may have removed it: a new one is built.
     if (known !== undefined && known.made === made && fs.existsSync(known.view.dir)) return known.view;
     const viewDir = path.join(this.deps.dataDir, workspaceIdFor(root));
-    if (known !== undefined) {
+    if (known !== undefined && known.made !== made) {
       this.deps.log.info(`view of ${path.basename(root)}: the settings it was made with changed, built anew`);
       try {
-        await fs.promises.rm(viewDir, { recursive: true, force: true });
+        // Its manifest and journal too: a manifest left behind would describe files no longer there.
+        for (const file of [viewDir, ...viewSideFiles(viewDir)]) await fs.promises.rm(file, { recursive: true, force: true });
       } catch (err) {
         // What is left is refreshed like a view found after a reload.
         this.deps.log.warn(`view of ${path.basename(root)}: could not remove the old view: ${err instanceof Error ? err.message : String(err)}`);
