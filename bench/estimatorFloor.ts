@@ -1,7 +1,7 @@
 /**
- * What no estimator of a class-wide rate can get below, for a model whose
- * tokenizer Candor does not have (DeepSeek V3 stands in for it in
- * realText.bench.ts). Part of that benchmark's run, printed after its table.
+ * What one rate per content class, chosen in hindsight, still misses for a
+ * model whose tokenizer Candor does not have (DeepSeek V3 stands in for it
+ * in realText.bench.ts). Part of that benchmark's run, printed after its table.
  *
  * An oracle is given, for each content class, the one rate that fits the
  * whole benchmark half best in hindsight: DeepSeek V3's tokens of every
@@ -50,9 +50,8 @@ function textsOf(message: ChatMessage): string[] {
   return [contentText(message), ...calls].filter((text) => text !== '');
 }
 
-function classOf(text: string): FloorClass {
-  const features = zeroFeatures();
-  measureText(text, features);
+/** `features`: what measureText counted of `text`. */
+function classOf(text: string, features: readonly number[]): FloorClass {
   if ((text.match(CJK) ?? []).length > 0.3 * text.length) return 'cjk';
   const slot = CONTENT_CLASSES.findIndex((_, k) => (features[CLASS_OFFSET + k] ?? 0) > 0);
   return slot < 0 ? 'short' : (CONTENT_CLASSES[slot] as FloorClass);
@@ -68,7 +67,7 @@ export function estimatorFloor(sessions: ReadonlyMap<string, readonly RealSessio
     if (known === undefined) {
       const features = zeroFeatures();
       measureText(text, features);
-      known = { cls: classOf(text), real: tokenizer.encode(text, { add_special_tokens: false }).length, prior: priorTokens(features), o200k: o200k.encode(text, [], []).length };
+      known = { cls: classOf(text, features), real: tokenizer.encode(text, { add_special_tokens: false }).length, prior: priorTokens(features), o200k: o200k.encode(text, [], []).length };
       memo.set(text, known);
     }
     return known;
