@@ -197,10 +197,15 @@ export class DiskWatch {
   }
 }
 
-/** Free space first, then the folders and the nameless files held open; undefined when stopped. */
+/** Free space first, then the folders and the nameless files held open; undefined when stopped. Never throws: what fails is unmeasurable. */
 async function measure(paths: readonly string[], devices: readonly (number | undefined)[], members: () => readonly number[], signal?: AbortSignal): Promise<DiskMeasure | undefined> {
   const free = freeSpaces(paths, devices);
-  const usage = await measureFolders(paths, signal);
+  let usage: Awaited<ReturnType<typeof measureFolders>>;
+  try {
+    usage = await measureFolders(paths, signal);
+  } catch (error) {
+    return { free, held: new Map(), nameless: 0, unmeasurable: `could not measure the disk: ${error instanceof Error ? error.message : String(error)}` };
+  }
   if (usage === undefined) return undefined;
   const known = new Set(devices.filter((dev): dev is number => dev !== undefined));
   const nameless = heldOpenBytes(members(), known);
