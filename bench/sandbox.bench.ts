@@ -19,14 +19,19 @@
  *     the same call with the sandbox off: per gate and per command together;
  * (c) the scratch clone with objects copied (`--no-hardlinks`, what Candor
  *     does) against a hard-linked local clone, on the 10,000-commit
- *     repository of bench/evolution.bench.ts.
+ *     repository of bench/evolution.bench.ts;
+ * (d) the disk limit's cost per poll, on a copy of this checkout (Candor's
+ *     own size, its `node_modules` included): the cheap tick (`statfs`) and
+ *     the full measure, the walk in Node of before (copied below) against
+ *     GNU du plus the files held open, wall time and the CPU it costs
+ *     Candor's own thread, side by side.
  *
  * `@anthropic-ai/sandbox-runtime` was evaluated by reading only (it needs
  * socat and ripgrep besides bubblewrap); its cost is not measured here.
  *
  * Run: `npm run bench -- sandbox`.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -39,9 +44,12 @@ import type { GateCgroup } from '../src/core/sandbox/cgroup';
 import { openGateCgroup, releaseGateCgroup, settleGateCgroups } from '../src/core/sandbox/gateCgroups';
 import { prepareForGateUser } from '../src/core/sandbox/gateUser';
 import { generatedRepo } from './evolution.bench';
+import { measureFolders } from '../src/core/sandbox/diskUsage';
+import { heldOpenBytes, processTree } from '../src/core/sandbox/heldOpen';
 
 const STARTS = 40;
 const CLONES = 5;
+const POLLS = 20;
 
 // A CA bundle makes every `node` start half a second slower here; it would drown what is measured.
 delete process.env.NODE_EXTRA_CA_CERTS;
@@ -262,9 +270,99 @@ export async function run(): Promise<void> {
     console.log(`    --no-hardlinks (Candor's): ${ms(copied ?? 0)}`);
     console.log(`    hard-linked:               ${ms(linked ?? 0)}`);
     console.log(`    ratio copied / linked:     ${((copied ?? 0) / (linked ?? 1)).toFixed(2)}×`);
+    await diskAccounting(work);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * (d): what one poll of the disk limit costs on a clone of Candor's size.
+ * The folders are measured as the watch measures them before a command and
+ * whenever free space says they could be over (at least every 5 s); every
+ * other poll only reads `statfs`.
+ */
+async function diskAccounting(work: string): Promise<void> {
+  const checkout = path.resolve(__dirname, '..');
+  const clone = path.join(work, 'candor-copy');
+  execFileSync('cp', ['-a', '--reflink=auto', checkout, clone]);
+  // A command's process holding files open, as a test runner does.
+  const holder = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1 << 30)'], { cwd: clone, stdio: 'ignore' });
+  try {
+    const devices = new Set([fs.statSync(clone).dev]);
+    const entries = Number(execFileSync('sh', ['-c', 'find . | wc -l'], { cwd: clone, encoding: 'utf8' }).trim());
+    const bytes = (await measureFolders([clone]))?.bytes ?? 0;
+    const cpu: number[][] = [[], [], [], []];
+    const timed = (n: number, action: () => unknown) => async (): Promise<void> => {
+      const before = process.cpuUsage();
+      await action();
+      const used = process.cpuUsage(before);
+      cpu[n]?.push((used.user + used.system) / 1000);
+    };
+    const [tick = 0, oldWalk = 0, du = 0, tree = 0] = await sideBySide(POLLS, [
+      timed(0, () => fs.statfsSync(clone)),
+      timed(1, () => walkBefore(clone)),
+      timed(2, async () => {
+        fs.statfsSync(clone);
+        await measureFolders([clone]);
+        heldOpenBytes([holder.pid ?? 0], devices);
+      }),
+      timed(3, () => processTree(holder.pid ?? 0)),
+    ]);
+    const [tickCpu = 0, oldCpu = 0, duCpu = 0, treeCpu = 0] = cpu.map(median);
+    console.log(`\n(d) the disk limit per poll, a copy of this checkout (${entries.toLocaleString('en-US')} entries, ${Math.round(bytes / 2 ** 20)} MiB), median of ${POLLS}; wall (CPU of Candor's own thread)`);
+    console.log(`    every poll, statfs:                          ${ms(tick).padStart(8)} (${ms(tickCpu)})`);
+    console.log(`    a full measure, before: the walk in Node      ${ms(oldWalk).padStart(8)} (${ms(oldCpu)})`);
+    console.log(`    a full measure, now: du + files held open     ${ms(du).padStart(8)} (${ms(duCpu)})   ${ratio(du, oldWalk)} the walk's time, ${ratio(duCpu, oldCpu)} its CPU on Candor's thread`);
+    console.log(`    the process tree, where no cgroup lists them   ${ms(tree).padStart(8)} (${ms(treeCpu)})`);
+    console.log('    a full measure runs before each command, when free space says the folders could be over the limit, and at least every 5 s');
+  } finally {
+    holder.kill('SIGKILL');
+  }
+}
+
+/** The disk watch's walk before du (its code, as it was): a walk by whole paths, in slices, skipping what it cannot reach. */
+async function walkBefore(root: string): Promise<{ bytes: number; entries: number }> {
+  const seen = new Set<string>();
+  let bytes = 0;
+  let entries = 0;
+  const count = (stats: fs.Stats): void => {
+    entries++;
+    if (stats.nlink > 1 && !stats.isDirectory()) {
+      const key = `${stats.dev}:${stats.ino}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+    }
+    bytes += stats.blocks * 512;
+  };
+  count(fs.statSync(root));
+  const folders = [root];
+  let slice = 0;
+  while (folders.length > 0) {
+    const folder = folders.pop() ?? root;
+    let names: string[];
+    try {
+      names = fs.readdirSync(folder);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const full = `${folder}${path.sep}${name}`;
+      let stats: fs.Stats;
+      try {
+        stats = fs.lstatSync(full);
+      } catch {
+        continue;
+      }
+      count(stats);
+      if (stats.isDirectory()) folders.push(full);
+      if (++slice >= 2000) {
+        slice = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+  }
+  return { bytes, entries };
 }
 
 function git(cwd: string, ...args: string[]): string {

@@ -96,10 +96,13 @@ export async function runInView(c: ViewCommand): Promise<ViewCommandResult> {
   const tmp = path.join(throwaway, 'tmp');
   fs.mkdirSync(home);
   fs.mkdirSync(tmp);
-  const limits = { ...(c.limits ?? DEFAULT_GATE_LIMITS), diskPaths: [view, throwaway] };
+  const asked = c.limits ?? DEFAULT_GATE_LIMITS;
   let cgroup: GateCgroup | undefined;
   try {
-    cgroup = openGateCgroup(limits);
+    cgroup = openGateCgroup(asked);
+    // As the gate does: where the sandbox bounds its in-memory folders and a memory cgroup what they take, the throwaway pair is in memory.
+    const inMemory = asked.diskMiB > 0 && c.sandbox.sizedTmpfs === true && cgroup?.controllers.memory !== undefined;
+    const limits = { ...asked, diskPaths: inMemory ? [view] : [view, throwaway], throwawayInMemory: inMemory };
     const user = c.sandbox.user;
     if (user !== undefined) await prepareHome(user, workspace, home, tmp);
     const { env, secrets } = commandEnvironment({
@@ -111,7 +114,8 @@ export async function runInView(c: ViewCommand): Promise<ViewCommandResult> {
       isVisible: (dir) => c.sandbox.isVisible(dir, c.hidden),
       withhold: c.withhold,
     });
-    const run = viewRun(c, { workspace, view, home, tmp });
+    const gitconfig = user !== undefined ? safeDirectoryConfig(workspace) : undefined;
+    const run = { ...viewRun(c, { workspace, view, home, tmp }), ...(inMemory ? { throwawayInMemory: true, homeFiles: gitconfig !== undefined ? [{ name: '.gitconfig', text: gitconfig }] : [] } : {}) };
     const invocation = prepareSandbox(c.sandbox, run).wrap(`cd -- ${shellQuote(start)} || exit 1\n${c.command}`);
     const readOnly = [path.join(workspace, '.git'), path.join(workspace, DEPENDENCY_DIR), ...(run.readOnlyBinds ?? []).map((bind) => bind.dest)];
     const explainer = new OutputExplainer({ workspace, cwd: start, writable: [home, tmp, '/tmp', '/dev/shm'].map(realOrResolved), readOnly, network: c.network });
@@ -186,9 +190,15 @@ function viewRun(c: ViewCommand, at: { readonly workspace: string; readonly view
  * the command sees it.
  */
 async function prepareHome(user: GateUser, workspace: string, home: string, tmp: string): Promise<void> {
-  if (!/[\n\r]/.test(workspace)) fs.writeFileSync(path.join(home, '.gitconfig'), `[safe]\n\tdirectory = "${workspace.replace(/[\\"]/g, (ch) => `\\${ch}`)}"\n`);
+  const gitconfig = safeDirectoryConfig(workspace);
+  if (gitconfig !== undefined) fs.writeFileSync(path.join(home, '.gitconfig'), gitconfig);
   await prepareForGateUser(home, user);
   await prepareForGateUser(tmp, user);
+}
+
+/** The git config that names the view's repository safe, at the path the command sees it; undefined for a path that would break the file. */
+function safeDirectoryConfig(workspace: string): string | undefined {
+  return /[\n\r]/.test(workspace) ? undefined : `[safe]\n\tdirectory = "${workspace.replace(/[\\"]/g, (ch) => `\\${ch}`)}"\n`;
 }
 
 function shellQuote(text: string): string {

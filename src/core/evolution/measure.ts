@@ -54,7 +54,10 @@ export async function measureChange(scratch: Scratch, base: string, limits: Chan
   const changed = await changedPaths(scratch, limits.maxBytes, options);
   const bytes = changed.reduce((sum, c) => sum + c.bytes, 0);
   const over: string[] = [];
-  if (bytes > limits.maxBytes) over.push(`${bytes} changed bytes (limit ${limits.maxBytes})`);
+  const unmeasured = changed.find((c) => c.unmeasurable !== undefined);
+  // What cannot be measured counts as over the limit, never as nothing.
+  if (unmeasured !== undefined) over.push(`${unmeasured.path.length > 200 ? `…${unmeasured.path.slice(-200)}` : unmeasured.path} could not be measured (${unmeasured.unmeasurable}), and counts as over the limit`);
+  else if (bytes > limits.maxBytes) over.push(`${bytes} changed bytes (limit ${limits.maxBytes})`);
   if (limits.maxFiles !== undefined && changed.length > limits.maxFiles) over.push(`${changed.length} changed files (limit ${limits.maxFiles})`);
   if (over.length > 0) return { staged: false, files: changed.length, bytes, diffstat: bytesStat(changed), reason: `the change is too big: ${over.join(', ')}` };
   if (changed.length === 0) return { staged: true, files: 0, bytes: 0, lines: 0, insertions: 0, deletions: 0, diffstat: '', tree: (await scratchGit(scratch, ['rev-parse', `${base}^{tree}`], options)).trim() };
@@ -140,6 +143,8 @@ async function stage(scratch: Scratch, base: string, options: ScratchGitOptions)
 interface ChangedPath {
   readonly path: string;
   readonly bytes: number;
+  /** Why it could not be measured (too deep, unreadable): then it is over any limit. */
+  readonly unmeasurable?: string;
 }
 
 /**
@@ -156,28 +161,50 @@ async function changedPaths(scratch: Scratch, stopAbove: number, options: Scratc
   for (const entry of status.split('\0')) {
     if (entry.length < 4) continue;
     const relative = entry.slice(3).replace(/\/$/, '');
-    const bytes = await sizeOf(path.join(dir, relative), Math.max(0, stopAbove - total));
-    total += bytes;
-    found.push({ path: relative, bytes });
+    const size = await sizeOf(path.join(dir, relative), Math.max(0, stopAbove - total));
+    total += size.bytes;
+    found.push({ path: relative, ...size });
   }
   return found;
 }
 
-async function sizeOf(file: string, stopAbove: number): Promise<number> {
-  const stat = await fs.promises.lstat(file).catch(() => undefined);
-  if (stat === undefined) return 0;
-  if (!stat.isDirectory()) return stat.isFile() || stat.isSymbolicLink() ? stat.size : 0;
+/**
+ * A changed path's bytes; a folder's summed, no further than just past
+ * `stopAbove`. A path that is gone is 0 (a deletion); one that cannot be
+ * read (a path past PATH_MAX, 25 folders of 200 characters deep; a folder
+ * the model made unreadable) is unmeasurable, never 0.
+ */
+async function sizeOf(file: string, stopAbove: number): Promise<{ bytes: number; unmeasurable?: string }> {
+  let stat: fs.Stats;
+  try {
+    stat = await fs.promises.lstat(file);
+  } catch (error) {
+    return gone(error) ? { bytes: 0 } : { bytes: 0, unmeasurable: errorCode(error) };
+  }
+  if (!stat.isDirectory()) return { bytes: stat.isFile() || stat.isSymbolicLink() ? stat.size : 0 };
   let total = 0;
   const pending = [file];
-  while (pending.length > 0 && total <= stopAbove) {
-    const current = pending.pop() as string;
-    for (const entry of await fs.promises.readdir(current, { withFileTypes: true }).catch(() => [])) {
-      const full = path.join(current, entry.name);
-      if (entry.isDirectory()) pending.push(full);
-      else if (entry.isFile() || entry.isSymbolicLink()) total += (await fs.promises.lstat(full).catch(() => undefined))?.size ?? 0;
+  try {
+    while (pending.length > 0 && total <= stopAbove) {
+      const current = pending.pop() as string;
+      for (const entry of await fs.promises.readdir(current, { withFileTypes: true }).catch((error: unknown) => (gone(error) ? [] : Promise.reject(error)))) {
+        const full = path.join(current, entry.name);
+        if (entry.isDirectory()) pending.push(full);
+        else if (entry.isFile() || entry.isSymbolicLink()) total += (await fs.promises.lstat(full).catch((error: unknown) => (gone(error) ? undefined : Promise.reject(error))))?.size ?? 0;
+      }
     }
+  } catch (error) {
+    return { bytes: total, unmeasurable: errorCode(error) };
   }
-  return total;
+  return { bytes: total };
+}
+
+function gone(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
 }
 
 function bytesStat(changed: readonly ChangedPath[]): string {

@@ -69,14 +69,16 @@ const SUMMARY_TAIL_BYTES = 64 * 1024;
 
 /**
  * Runs the steps in order in the scratch clone, each inside the sandbox;
- * stops at the first that does not pass. The steps share a throwaway home
+ * stops at the first that does not pass. The steps get a throwaway home
  * and temp folder, made fresh for this call and removed after it, so nothing
- * a command leaves there reaches the next run. When the sandbox runs the
- * commands as the gate user, the clone's work tree and the throwaway pair
- * are made that user's first (prepareForGateUser), so what Candor wrote in
- * the clone since the last call is writable too. With limits, the steps
- * share one cgroup, made at the first command and removed after the result
- * (gateCgroups.ts).
+ * a command leaves there reaches the next run: host folders the steps share,
+ * or, where the limits allow it, in-memory folders of the disk limit's size,
+ * fresh for each step (docs/architecture.md, "Sandbox", limits). When the
+ * sandbox runs the commands as the gate user, the clone's work tree and the
+ * throwaway pair are made that user's first (prepareForGateUser), so what
+ * Candor wrote in the clone since the last call is writable too. With
+ * limits, the steps share one cgroup, made before the first command and
+ * removed after the result (gateCgroups.ts).
  */
 export async function runGate(steps: readonly GateStep[], options: GateOptions): Promise<GateResult> {
   const throwaway = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-gate-'));
@@ -88,7 +90,6 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
   let ms = 0;
   let last: GateResult = { passed: true, ms: 0, tail: '', exitCode: 0, timedOut: false, cancelled: false, crashed: false };
   let cgroup: GateCgroup | undefined;
-  let cgroupTried = false;
   try {
     if (user !== undefined) await prepareGateUser(user, options.cwd, home, tmp);
     const { env } = gateEnvironment({
@@ -100,10 +101,15 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
       isVisible: (dir) => options.sandbox.isVisible(dir, options.hidden),
       withhold: options.secrets,
     });
-    const limits = options.limits !== undefined ? { ...options.limits, diskPaths: [options.cwd, throwaway] } : undefined;
+    if (options.limits !== undefined && steps.some((step) => step.command.trim() !== '')) cgroup = openGateCgroup(options.limits);
+    // Where the sandbox bounds its in-memory folders and a memory cgroup bounds what they take, the throwaway pair lives in memory.
+    const inMemory = options.limits !== undefined && options.limits.diskMiB > 0 && options.sandbox.sizedTmpfs === true && cgroup?.controllers.memory !== undefined;
+    const limits = options.limits !== undefined ? { ...options.limits, diskPaths: inMemory ? [options.cwd] : [options.cwd, throwaway], throwawayInMemory: inMemory } : undefined;
     // The sandbox's own tmpfs folders hold at most what the disk limit allows the clone and the home.
     const tmpfsMiB = limits?.diskMiB;
-    const sandbox = prepareSandbox(options.sandbox, { cwd: options.cwd, home, tmp, hidden: options.hidden, network: options.network === true, depsWritable: options.depsWritable === true, ...(tmpfsMiB !== undefined ? { tmpfsMiB } : {}) });
+    const gitconfig = user !== undefined ? safeDirectoryConfig(options.cwd) : undefined;
+    const memory = inMemory ? { throwawayInMemory: true, homeFiles: gitconfig !== undefined ? [{ name: '.gitconfig', text: gitconfig }] : [] } : {};
+    const sandbox = prepareSandbox(options.sandbox, { cwd: options.cwd, home, tmp, hidden: options.hidden, network: options.network === true, depsWritable: options.depsWritable === true, ...(tmpfsMiB !== undefined ? { tmpfsMiB } : {}), ...memory });
     // The seccomp program and the gate user's passwd and group files: fds 3, 4, 5 of bubblewrap.
     const inputFiles = new GateInputs(throwaway);
     for (const step of steps) {
@@ -111,10 +117,6 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
       options.onOutput?.(`$ ${step.command}\n`);
       options.onCommand?.(step.name);
       const invocation = sandbox.wrap(step.command);
-      if (limits !== undefined && !cgroupTried) {
-        cgroupTried = true;
-        cgroup = openGateCgroup(limits);
-      }
       const inputs = inputFiles.open(invocation.inputs);
       const result = await runInvocation(invocation, {
         cwd: options.cwd,
@@ -172,11 +174,17 @@ function keptTail(tail: string, asked: number | undefined): string {
  * build that runs `git describe` works as before.
  */
 async function prepareGateUser(user: GateUser, cwd: string, home: string, tmp: string): Promise<void> {
-  const clone = realOrResolved(cwd);
-  if (!/[\n\r]/.test(clone)) fs.writeFileSync(path.join(home, '.gitconfig'), `[safe]\n\tdirectory = "${clone.replace(/[\\"]/g, (c) => `\\${c}`)}"\n`);
+  const gitconfig = safeDirectoryConfig(cwd);
+  if (gitconfig !== undefined) fs.writeFileSync(path.join(home, '.gitconfig'), gitconfig);
   await prepareForGateUser(cwd, user);
   await prepareForGateUser(home, user);
   await prepareForGateUser(tmp, user);
+}
+
+/** The git config that names the clone safe; undefined for a path that would break the file. */
+function safeDirectoryConfig(cwd: string): string | undefined {
+  const clone = realOrResolved(cwd);
+  return /[\n\r]/.test(clone) ? undefined : `[safe]\n\tdirectory = "${clone.replace(/[\\"]/g, (c) => `\\${c}`)}"\n`;
 }
 
 /** One line for people: `tests passed in 1.2 s`, `build timed out after 60 s`, … */

@@ -52,6 +52,8 @@ export interface BubblewrapOptions {
   readonly nsswitch?: boolean;
   /** SandboxRun.tmpfsMiB is kept (bubblewrap 0.5 and later). */
   readonly sizedTmpfs?: boolean;
+  /** The fd of the first of SandboxRun.homeFiles, when the throwaway pair is in memory (the rest follow). */
+  readonly homeFilesFd?: number;
   /** The real home, hidden; default os.homedir(). */
   readonly home?: string;
   /** Whose PATH names toolchains to bind; default process.env. */
@@ -92,6 +94,7 @@ export function bubblewrap(bwrap: string, userSwitch?: UserSwitch, sizedTmpfs = 
   return {
     kind: 'bubblewrap',
     user: userSwitch?.user,
+    sizedTmpfs,
     wrap: (command, run) => bubblewrapInvocation(bwrap, command, run, { userSwitch, sizedTmpfs }),
     prepare: (run) => prepareBubblewrap(bwrap, run, { userSwitch, sizedTmpfs }),
     isVisible: (dir, hidden = []) => readOnlyView(os.homedir(), hidden, process.env).shows(realOrResolved(dir)),
@@ -116,9 +119,11 @@ export function bubblewrapInvocation(bwrap: string, command: string, run: Sandbo
 function prepareBubblewrap(bwrap: string, run: SandboxRun, o: InvocationOptions): PreparedSandbox {
   const to = o.userSwitch;
   const nsswitch = to !== undefined ? hostNsswitch() : undefined;
-  const options = { ...o, user: to?.user, nsswitch: nsswitch !== undefined };
+  const base = [gateSeccompProgram(), ...(to !== undefined ? [Buffer.from(gatePasswd(to.user, realOrResolved(run.home))), Buffer.from(gateGroup(to.user))] : []), ...(nsswitch !== undefined ? [Buffer.from(gateNsswitch(nsswitch))] : [])];
+  const homeFiles = throwawayInMemory(run, o) ? (run.homeFiles ?? []).map((file) => Buffer.from(file.text)) : [];
+  const options = { ...o, user: to?.user, nsswitch: nsswitch !== undefined, ...(homeFiles.length > 0 ? { homeFilesFd: FD_SECCOMP + base.length } : {}) };
   const view = hostView(run, options);
-  const inputs = [gateSeccompProgram(), ...(to !== undefined ? [Buffer.from(gatePasswd(to.user, realOrResolved(run.home))), Buffer.from(gateGroup(to.user))] : []), ...(nsswitch !== undefined ? [Buffer.from(gateNsswitch(nsswitch))] : [])];
+  const inputs = [...base, ...homeFiles];
   const switchUser = to !== undefined ? [to.setpriv, `--reuid=${to.user.uid}`, `--regid=${to.user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'] : [];
   return {
     wrap: (command) => {
@@ -133,8 +138,10 @@ interface HostView {
   /** Where the working folder is mounted, and the host folder mounted there (the same one unless the run names a `cwdSource`). */
   readonly cwd: string;
   readonly cwdSource: string;
-  /** The throwaway home and temp folder, and the run's other writable folders. */
+  /** The throwaway home and temp folder (unless in memory), and the run's other writable folders. */
   readonly writable: readonly string[];
+  /** The throwaway home and temp folder, in this order, when they are in-memory folders. */
+  readonly inMemory: readonly string[];
   /** The real home, always hidden. */
   readonly home: string | undefined;
   readonly system: readonly string[];
@@ -142,13 +149,20 @@ interface HostView {
   readonly toolchains: readonly string[];
 }
 
+/** The throwaway home and temp folder are in-memory folders of a bounded size (SandboxRun.throwawayInMemory). */
+function throwawayInMemory(run: SandboxRun, o: BubblewrapOptions): boolean {
+  return run.throwawayInMemory === true && o.sizedTmpfs === true && run.tmpfsMiB !== undefined && run.tmpfsMiB > 0;
+}
+
 function hostView(run: SandboxRun, o: BubblewrapOptions): HostView {
   const home = realHome(o.home ?? os.homedir());
   const system = systemFolders();
+  const inMemory = throwawayInMemory(run, o) ? [realOrResolved(run.home), realOrResolved(run.tmp)] : [];
   return {
     cwd: realOrResolved(run.cwd),
     cwdSource: realOrResolved(run.cwdSource ?? run.cwd),
-    writable: unique([run.home, run.tmp, ...(run.writable ?? [])].map(realOrResolved)),
+    writable: unique([run.home, run.tmp, ...(run.writable ?? [])].map(realOrResolved)).filter((dir) => !inMemory.includes(dir)),
+    inMemory,
     home,
     system,
     toolchains: toolchainCandidates(home, o.env ?? process.env, system),
@@ -163,8 +177,8 @@ function hostView(run: SandboxRun, o: BubblewrapOptions): HostView {
  * inside it shows the bound folder), and its tmpfs folders after every bind.
  */
 function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): string[] {
-  const { cwd, cwdSource, writable, home, system } = view;
-  const used = [cwd, ...writable];
+  const { cwd, cwdSource, writable, inMemory, home, system } = view;
+  const used = [cwd, ...writable, ...inMemory];
   // Never hide what the command must use (a hidden folder that merely holds the clone is fine: the clone is bound back).
   const hiddenAll = unique([...(home !== undefined ? [home] : []), ...existingReal(run.hidden ?? [])]).filter((dir) => dir !== '/' && !used.some((u) => within(u, dir)));
   const tools = selectToolchains(view.toolchains, home, hiddenAll);
@@ -184,6 +198,7 @@ function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): 
   for (const dir of hidden) args.push('--tmpfs', dir);
   for (const dir of tools) args.push('--ro-bind', dir, dir);
   for (const dir of writable) args.push('--bind', dir, dir);
+  args.push(...inMemoryArgs(run, inMemory, size, o.homeFilesFd));
   args.push('--bind', cwdSource, cwd);
   // `.git` and the dependency folder as the source has them: the folder that is mounted, not whatever is at `cwd` on the host.
   const readOnlyInCwd = [...(isRealFolder(path.join(cwdSource, '.git')) ? ['.git'] : []), ...(!run.depsWritable && isRealFolder(path.join(cwdSource, DEPENDENCY_DIR)) ? [DEPENDENCY_DIR] : [])];
@@ -195,17 +210,37 @@ function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): 
     ...['/tmp', '/run', '/dev/shm', ...hidden].map((dir) => ({ dest: dir })),
     ...tools.map((dir) => ({ dest: dir, source: dir, readOnly: true })),
     ...writable.map((dir) => ({ dest: dir, source: dir, readOnly: false })),
+    ...inMemory.map((dir) => ({ dest: dir })),
     { dest: cwd, source: cwdSource, readOnly: false },
     ...readOnlyInCwd.map((relative) => ({ dest: path.join(cwd, relative), source: path.join(cwdSource, relative), readOnly: true })),
   ];
   const { binds, tmpfsDests } = runMounts(run, layers, args, extraBinds(run.readOnlyBinds ?? [], home, hiddenAll), size);
-  const tmpfsRoots = ['/tmp', '/run', '/dev/shm', ...hidden, ...tmpfsDests];
+  const tmpfsRoots = ['/tmp', '/run', '/dev/shm', ...hidden, ...inMemory, ...tmpfsDests];
   const sys = SYS_READ_ONLY.filter(isRealFolder);
-  for (const dir of skeleton([...sys, ...tools, ...writable, cwd, ...binds, ...tmpfsDests], [...system, ...sys, ...tools, ...writable, cwd, ...binds], tmpfsRoots)) args.push('--chmod', '0755', dir);
+  for (const dir of skeleton([...sys, ...tools, ...writable, ...inMemory, cwd, ...binds, ...tmpfsDests], [...system, ...sys, ...tools, ...writable, cwd, ...binds], tmpfsRoots)) args.push('--chmod', '0755', dir);
   for (const dir of [...hidden, ...MASKED_KERNEL_DIRS.filter(isRealFolder)]) args.push('--remount-ro', dir);
   args.push('--remount-ro', '/', '--chdir', cwd, ...ISOLATION, ...capabilityArgs(o.user));
   if (!run.network) args.push('--unshare-net');
   args.push('--seccomp', String(FD_SECCOMP));
+  return args;
+}
+
+/**
+ * The throwaway home and temp folder as in-memory folders of `size`, in
+ * place of the host folders: writable for whatever uid the command runs as
+ * (the temp folder sticky, as `/tmp`; the home not, so a program may
+ * replace a file there, as git does its config), then the home's files,
+ * copied in from descriptors at `firstFd`, `firstFd + 1`, …
+ */
+function inMemoryArgs(run: SandboxRun, inMemory: readonly string[], size: readonly string[], firstFd: number | undefined): string[] {
+  const [home, tmp] = inMemory;
+  if (home === undefined || tmp === undefined) return [];
+  const args = ['--perms', '0777', ...size, '--tmpfs', home, '--perms', '1777', ...size, '--tmpfs', tmp];
+  if (firstFd === undefined) return args;
+  (run.homeFiles ?? []).forEach((file, index) => {
+    if (path.basename(file.name) !== file.name || file.name === '..' || file.name === '.') return;
+    args.push('--perms', '0666', '--file', String(firstFd + index), path.join(home, file.name));
+  });
   return args;
 }
 

@@ -54,6 +54,8 @@ export interface GateCgroup {
   readonly joinFiles: readonly string[];
   /** What the kernel counted since the cgroup was made. */
   report(): CgroupReport;
+  /** The processes in it now. */
+  members(): number[];
   /** SIGKILL to everything in it now (one pass). */
   killAll(): void;
   /** Kill everything in it and wait until it is empty (about 2 s at most); false when something outlived that. Never throws. */
@@ -187,6 +189,11 @@ function gateCgroup(made: readonly MadeFolder[], controllers: Partial<Record<Cgr
       }
       return { pidsRefused, oomKills };
     },
+    members() {
+      const pids = new Set<number>();
+      for (const folder of folders) for (const pid of memberPids(folder)) pids.add(Number(pid));
+      return [...pids];
+    },
     killAll() {
       for (const folder of folders) killMembers(folder);
     },
@@ -227,7 +234,7 @@ function killMembers(folder: string): number {
       // fall through to the one-by-one kill
     }
   }
-  const pids = readText(path.join(folder, 'cgroup.procs')).split('\n').filter((line) => /^\d+$/.test(line));
+  const pids = memberPids(folder);
   for (const pid of pids) {
     try {
       process.kill(Number(pid), 'SIGKILL');
@@ -236,6 +243,10 @@ function killMembers(folder: string): number {
     }
   }
   return pids.length;
+}
+
+function memberPids(folder: string): string[] {
+  return readText(path.join(folder, 'cgroup.procs')).split('\n').filter((line) => /^\d+$/.test(line));
 }
 
 /** How long to wait for the members to be gone: short at first (they were killed a moment ago and are usually gone within a millisecond), about 2 s in all. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import * as fs from 'node:fs';
 import type { CgroupReport, GateCgroup } from './cgroup';
 import { DiskWatch } from './diskWatch';
+import { processTree } from './heldOpen';
 import { coverLeaked } from './inheritedFds';
 import { OutputSigns, limitReason, prepareLimits, type GateLimits, type LimitMechanisms, type PreparedLimits } from './limits';
 import type { Invocation } from './sandbox';
@@ -75,12 +76,14 @@ const DRAIN_MS = 500;
  * (its gate's, or its own), and everything in it is killed at the end,
  * whatever session it fled to; a limit it hits ends it, never Candor.
  */
-export function runInvocation(invocation: Invocation, options: CommandOptions): Promise<CommandResult> {
+export async function runInvocation(invocation: Invocation, options: CommandOptions): Promise<CommandResult> {
   const started = Date.now();
   const tail = new Tail(options.tailBytes ?? 4096);
   const signs = new OutputSigns();
   const limited = prepare(invocation, options);
   const counted = limited.cgroup?.report();
+  // The disk's baseline is measured before the command exists: nothing it writes can be in it.
+  const disk = await startDiskWatch(options.limits, limited);
   return new Promise((resolve) => {
     let timedOut = false;
     let cancelled = false;
@@ -103,11 +106,14 @@ export function runInvocation(invocation: Invocation, options: CommandOptions): 
     };
     options.signal?.addEventListener('abort', onAbort);
     if (options.signal?.aborted === true) onAbort();
-    const disk = watchDisk(options.limits, limited, group.child?.pid, (reason) => {
+    const pid = group.child?.pid;
+    // Whose open files count: the cgroup's members, else the command's process tree.
+    if (pid !== undefined) disk?.begin(() => limited.cgroup?.members() ?? processTree(pid), (reason) => {
       // The disk is filling: no grace.
       diskHit = reason;
       group.killAll();
     });
+    else disk?.stop();
 
     const onData = (chunk: Buffer): void => {
       tail.push(chunk);
@@ -199,9 +205,10 @@ function prepare(invocation: Invocation, options: CommandOptions): PreparedLimit
   return prepareLimits(invocation, { limits: options.limits, uid: options.uid, gid: options.gid, invocationUid: options.invocationUid, cgroups: options.cgroups, cgroup: options.cgroup, fdsBefore: options.extraFds?.length ?? 0 });
 }
 
-function watchDisk(limits: GateLimits | undefined, limited: PreparedLimits, pid: number | undefined, onExceeded: (reason: string) => void): DiskWatch | undefined {
-  if (limits === undefined || limited.mechanisms.disk !== 'poll' || pid === undefined) return undefined;
-  return new DiskWatch(limits.diskPaths, limits.diskMiB, onExceeded);
+/** The disk watch of a command with a disk limit (the clone is polled whatever bounds the throwaway folders), its baseline measured. */
+async function startDiskWatch(limits: GateLimits | undefined, limited: PreparedLimits): Promise<DiskWatch | undefined> {
+  if (limits === undefined || limited.mechanisms.disk === 'none' || limits.diskPaths.length === 0) return undefined;
+  return DiskWatch.start(limits.diskPaths, limits.diskMiB);
 }
 
 interface Ending {

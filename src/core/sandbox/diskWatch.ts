@@ -1,189 +1,254 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { measureFolders } from './diskUsage';
+import { heldOpenBytes } from './heldOpen';
 
 /**
- * The disk limit of a gate command (docs/architecture.md, "Sandbox",
- * limits): the clone and the throwaway home together may hold at most so
- * many bytes, allocated blocks counted (a sparse file costs what it really
- * takes), symlinks never followed, a hard-linked file once.
+ * The disk limit of a gate command, by polling (docs/architecture.md,
+ * "Sandbox", limits): the folders it may write (the clone, and the
+ * throwaway home and temp folder when they are host folders) together with
+ * the nameless files its processes hold may take at most so many bytes.
  *
- * Walking a clone with its dependencies is not free (about 35,000 entries
- * and 150 ms of CPU for Candor's own), so it is not walked every 250 ms.
- * Every 250 ms the file systems are asked how much they have left
- * (`statfs`, microseconds): what a folder holds now is at most what the last
- * walk found plus what its file system lost since. Only when that bound
- * passes the limit, or the last walk is older than `RECHECK_MS`, is the
- * folder walked again; a fill is then seen within one poll and measured
- * exactly before anything is killed. The periodic walk bounds what the
- * statfs bound can miss: space freed elsewhere on the same file system at
- * the same time hides as much growth. A file the gate deleted but still
- * holds open is seen by no walk; the file size limit bounds each one.
+ * Before the command starts, the folders are measured (diskUsage.ts: GNU du)
+ * and each file system's free space is read: the baseline. Every 250 ms the
+ * free space is read again (`statfs`, microseconds): what the command holds
+ * now is at most the last measure plus whatever the disk lost since the
+ * baseline that the last measure does not account for. Only when that passes
+ * the limit, or the last measure is older than `RECHECK_MS` (or twenty
+ * times what it took, for a folder that takes long to walk), are the
+ * folders measured again, with the files the command's processes hold open
+ * after deleting them (heldOpen.ts). A loss of free space that no measure
+ * accounts for is carried forward, never forgotten at the next measure:
+ * something the command holds where no walk looks (a file passed over a
+ * socket and closed) costs the disk all the same. Another process writing
+ * to the same disk looks the same, so a verdict from free space alone says
+ * so. The periodic measure bounds what free space cannot show: space freed
+ * elsewhere at the same time hides as much growth.
+ *
+ * What cannot be measured counts as over the limit, never as 0. A command
+ * whose writes leave its file system with less than the larger of 1 GiB and
+ * 5% free is stopped too, whatever its limit.
  */
 
 export const POLL_MS = 250;
 const RECHECK_MS = 5000;
-/** A walk past this many entries stops, and counts as over the limit. */
-export const MAX_ENTRIES = 1_000_000;
-/** Entries walked between two turns of the event loop, so a walk never holds the host's thread for long. */
-const SLICE = 2000;
+/** A measure that takes long waits proportionally longer for the next periodic one: du runs at most a twentieth of the time. */
+const RECHECK_PER_MEASURE_MS = 20;
+/** More new files than this on the disk while a command runs end it: inode tables are finite too. */
+export const MAX_NEW_FILES = 1_000_000;
 const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
 
-interface Measure {
+/** One file system's free space (`statfs`). */
+export interface FreeSpace {
+  /** Free blocks, in bytes (the root reserve included): what a write takes from. */
   readonly bytes: number;
-  readonly entries: number;
-  readonly at: number;
-  /** The file system's free bytes and free inodes when the walk began. */
-  readonly freeBytes: number;
-  readonly freeFiles: number;
+  /** What ordinary users may still write, in bytes (`df`'s Avail). */
+  readonly avail: number;
+  readonly size: number;
+  readonly files: number;
 }
 
-/** Folder → its last measure. Kept across commands: the clone is the same from one gate call to the next. */
-const measures = new Map<string, Measure>();
+/** One measure: per file system (by device number). */
+export interface DiskMeasure {
+  /** Read just before the folders were walked. */
+  readonly free: ReadonlyMap<number, FreeSpace>;
+  /** What the folders and the nameless files held open took. */
+  readonly held: ReadonlyMap<number, number>;
+  /** Of that, the nameless files. */
+  readonly nameless: number;
+  readonly unmeasurable?: string;
+}
+
+/** The least a command may leave free on a file system of `size` bytes. */
+export function floorBytes(size: number): number {
+  return Math.max(GiB, 0.05 * size);
+}
+
+export interface Verdict {
+  readonly limitMiB: number;
+  readonly base: DiskMeasure;
+  readonly now: DiskMeasure;
+  /** The command's processes may still hold what no walk sees: free space counts then. At its end they are gone, and only the measure does. */
+  readonly running: boolean;
+  /** A folder on the file system `dev`, to name it. */
+  readonly where: (dev: number) => string;
+}
+
+/** The reason the command must stop, or undefined. */
+export function diskVerdict(v: Verdict): string | undefined {
+  const hit = `hit the disk limit (${v.limitMiB} MiB)`;
+  const limit = v.limitMiB * MiB;
+  const total = sum(v.now.held.values());
+  if (v.now.unmeasurable !== undefined) return `${hit}: ${v.now.unmeasurable}, and what cannot be measured counts as over the limit`;
+  const nameless = v.now.nameless > 0 ? `, ${mib(v.now.nameless)} MiB of it in files deleted but still held open` : '';
+  if (total > limit) return `${hit}: the clone and home held ${mib(total)} MiB${nameless}`;
+  let unexplained = 0;
+  let newFiles = 0;
+  let floor: string | undefined;
+  for (const [dev, free] of v.now.free) {
+    const before = v.base.free.get(dev);
+    if (before === undefined) continue;
+    const grown = (v.now.held.get(dev) ?? 0) - (v.base.held.get(dev) ?? 0);
+    const lost = before.bytes - free.bytes;
+    if (v.running) {
+      unexplained += Math.max(0, lost - grown);
+      newFiles += before.files - free.files;
+    }
+    const wrote = v.running ? Math.max(grown, lost) : grown;
+    if (floor === undefined && wrote > 0 && free.avail < floorBytes(free.size)) {
+      floor = `left less than ${size(floorBytes(free.size))} free on the disk of ${v.where(dev)} (${size(free.avail)} free; the floor is the larger of 1 GiB and 5% of the disk), having written ${size(wrote)} there`;
+    }
+  }
+  if (total + unexplained > limit) {
+    return `${hit}: the disk lost ${mib(unexplained)} MiB more than the clone and home (${mib(total)} MiB) account for, and it is counted as theirs (read from free space alone: another process writing to the same disk would look the same)`;
+  }
+  if (newFiles > MAX_NEW_FILES) {
+    return `${hit}: the disk lost ${newFiles.toLocaleString('en-US')} inodes while the command ran, more than ${MAX_NEW_FILES.toLocaleString('en-US')} (read from the free inode count alone: another process making files on the same disk would look the same)`;
+  }
+  return floor;
+}
 
 export class DiskWatch {
   readonly #paths: readonly string[];
-  readonly #limitBytes: number;
+  /** The device of each path (undefined: it is missing). */
+  readonly #devices: readonly (number | undefined)[];
   readonly #limitMiB: number;
-  readonly #onExceeded: (reason: string) => void;
+  readonly #base: DiskMeasure;
+  #last: DiskMeasure;
+  #lastAt: number;
+  #lastTook = 0;
+  #members: () => readonly number[] = () => [];
+  #onExceeded: (reason: string) => void = () => undefined;
   #timer: NodeJS.Timeout | undefined;
-  #walking: Promise<string | undefined> | undefined;
-  #stopped = false;
+  #measuring: Promise<string | undefined> | undefined;
+  readonly #abort = new AbortController();
   #reason: string | undefined;
 
-  constructor(paths: readonly string[], limitMiB: number, onExceeded: (reason: string) => void) {
+  private constructor(paths: readonly string[], devices: readonly (number | undefined)[], limitMiB: number, base: DiskMeasure) {
     this.#paths = paths;
+    this.#devices = devices;
     this.#limitMiB = limitMiB;
-    this.#limitBytes = limitMiB * MiB;
+    this.#base = base;
+    this.#last = base;
+    this.#lastAt = Date.now();
+  }
+
+  /** Measures the baseline: call it before the command starts, then `begin` once it has. */
+  static async start(paths: readonly string[], limitMiB: number): Promise<DiskWatch> {
+    const devices = paths.map(deviceOf);
+    const base = (await measure(paths, devices, () => [])) ?? { free: new Map(), held: new Map(), nameless: 0 };
+    return new DiskWatch(paths, devices, limitMiB, base);
+  }
+
+  /** Polls from now on; `members` lists the command's processes, whose open files count. */
+  begin(members: () => readonly number[], onExceeded: (reason: string) => void): void {
+    this.#members = members;
     this.#onExceeded = onExceeded;
     this.#timer = setInterval(() => void this.#tick(), POLL_MS);
     this.#timer.unref();
   }
 
-  /** Stops polling, then checks once more: a command shorter than a poll may still have filled the disk. */
+  /** Stops polling, then measures once more: a command shorter than a poll may still have filled the disk. */
   async finish(): Promise<string | undefined> {
     clearInterval(this.#timer);
-    this.#timer = undefined;
-    if (this.#walking !== undefined) await this.#walking;
-    if (this.#reason === undefined) this.#reason = await this.#check();
-    this.#stopped = true;
+    if (this.#measuring !== undefined) await this.#measuring;
+    if (this.#reason === undefined) this.#reason = await this.#check(false);
+    this.stop();
     return this.#reason;
   }
 
-  /** Stops without a last check (the command could not start). */
+  /** Stops without a last measure (the command could not start); a measure under way is cut short. */
   stop(): void {
-    this.#stopped = true;
     clearInterval(this.#timer);
+    this.#abort.abort();
   }
 
   async #tick(): Promise<void> {
-    if (this.#walking !== undefined || this.#stopped || this.#reason !== undefined) return;
-    this.#walking = this.#check();
-    const reason = await this.#walking;
-    this.#walking = undefined;
-    if (reason !== undefined && !this.#stopped && this.#reason === undefined) {
+    if (this.#measuring !== undefined || this.#abort.signal.aborted || this.#reason !== undefined) return;
+    if (!this.#worthMeasuring()) return;
+    this.#measuring = this.#check(true);
+    const reason = await this.#measuring;
+    this.#measuring = undefined;
+    if (reason !== undefined && !this.#abort.signal.aborted && this.#reason === undefined) {
       this.#reason = reason;
       this.#onExceeded(reason);
     }
   }
 
-  /** The reason when the folders hold more than the limit, measured exactly; undefined otherwise. */
-  async #check(): Promise<string | undefined> {
-    const now = Date.now();
-    let bound = 0;
-    let entries = 0;
-    const stale: string[] = [];
-    for (const folder of this.#paths) {
-      const last = measures.get(folder);
-      const free = freeSpace(folder);
-      if (last === undefined || free === undefined || now - last.at >= RECHECK_MS) {
-        stale.push(folder);
-        continue;
-      }
-      bound += last.bytes + Math.max(0, last.freeBytes - free.bytes);
-      entries += last.entries + Math.max(0, last.freeFiles - free.files);
-    }
-    if (stale.length === 0 && bound <= this.#limitBytes && entries <= MAX_ENTRIES) return undefined;
-    // Over the bound, or not known: walk every folder, so the verdict is exact.
-    const total = await this.#walkAll();
-    if (total === undefined) return undefined;
-    if (total.entries > MAX_ENTRIES) return `hit the disk limit (${this.#limitMiB} MiB): the clone and home held more than ${MAX_ENTRIES.toLocaleString('en-US')} files`;
-    if (total.bytes > this.#limitBytes) return `hit the disk limit (${this.#limitMiB} MiB): the clone and home held ${Math.ceil(total.bytes / MiB)} MiB`;
-    return undefined;
+  /** Whether free space says the folders could be over (or the last measure is old): then they are measured. */
+  #worthMeasuring(): boolean {
+    if (Date.now() - this.#lastAt >= Math.max(RECHECK_MS, RECHECK_PER_MEASURE_MS * this.#lastTook)) return true;
+    const now: DiskMeasure = { ...this.#last, free: freeSpaces(this.#paths, this.#devices) };
+    return diskVerdict({ limitMiB: this.#limitMiB, base: this.#base, now, running: true, where: (dev) => this.#where(dev) }) !== undefined;
   }
 
-  async #walkAll(): Promise<{ bytes: number; entries: number } | undefined> {
-    const seen = new Set<string>();
-    let bytes = 0;
-    let entries = 0;
-    for (const folder of this.#paths) {
-      const free = freeSpace(folder);
-      const at = Date.now();
-      const use = await walk(folder, seen, MAX_ENTRIES - entries, () => this.#stopped);
-      if (use === undefined) return undefined;
-      bytes += use.bytes;
-      entries += use.entries;
-      if (free !== undefined && use.entries <= MAX_ENTRIES) measures.set(folder, { bytes: use.bytes, entries: use.entries, at, freeBytes: free.bytes, freeFiles: free.files });
-    }
-    return { bytes, entries };
+  async #check(running: boolean): Promise<string | undefined> {
+    const started = Date.now();
+    const now = await measure(this.#paths, this.#devices, this.#members, this.#abort.signal);
+    if (now === undefined) return undefined;
+    this.#last = now;
+    this.#lastAt = Date.now();
+    this.#lastTook = this.#lastAt - started;
+    return diskVerdict({ limitMiB: this.#limitMiB, base: this.#base, now, running, where: (dev) => this.#where(dev) });
+  }
+
+  #where(dev: number): string {
+    return this.#paths[this.#devices.indexOf(dev)] ?? 'the clone';
   }
 }
 
-function freeSpace(folder: string): { bytes: number; files: number } | undefined {
+/** Free space first, then the folders and the nameless files held open; undefined when stopped. Never throws: what fails is unmeasurable. */
+async function measure(paths: readonly string[], devices: readonly (number | undefined)[], members: () => readonly number[], signal?: AbortSignal): Promise<DiskMeasure | undefined> {
+  const free = freeSpaces(paths, devices);
+  let usage: Awaited<ReturnType<typeof measureFolders>>;
   try {
-    const stats = fs.statfsSync(folder);
-    return { bytes: stats.bfree * stats.bsize, files: stats.ffree };
-  } catch {
-    return undefined;
+    usage = await measureFolders(paths, signal);
+  } catch (error) {
+    return { free, held: new Map(), nameless: 0, unmeasurable: `could not measure the disk: ${error instanceof Error ? error.message : String(error)}` };
   }
+  if (usage === undefined) return undefined;
+  const known = new Set(devices.filter((dev): dev is number => dev !== undefined));
+  const nameless = heldOpenBytes(members(), known);
+  const held = new Map<number, number>(nameless);
+  devices.forEach((dev, index) => {
+    if (dev !== undefined) held.set(dev, (held.get(dev) ?? 0) + (usage.perFolder[index] ?? 0));
+  });
+  return { free, held, nameless: sum(nameless.values()), ...(usage.unmeasurable !== undefined ? { unmeasurable: usage.unmeasurable } : {}) };
 }
 
-/** The bytes allocated under `root` (the root itself followed, nothing beneath it), in slices; undefined when stopped. */
-async function walk(root: string, seen: Set<string>, budget: number, stopped: () => boolean): Promise<{ bytes: number; entries: number } | undefined> {
-  let bytes = 0;
-  let entries = 0;
-  const count = (stats: fs.Stats): void => {
-    entries++;
-    if (stats.nlink > 1 && !stats.isDirectory()) {
-      const key = `${stats.dev}:${stats.ino}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-    }
-    bytes += process.platform === 'win32' ? stats.size : stats.blocks * 512;
-  };
-  const rootStats = statOrUndefined(root, fs.statSync);
-  if (rootStats === undefined) return { bytes: 0, entries: 0 };
-  count(rootStats);
-  const folders = rootStats.isDirectory() ? [root] : [];
-  let slice = 0;
-  while (folders.length > 0) {
-    const folder = folders.pop() ?? root;
-    let names: string[];
+function freeSpaces(paths: readonly string[], devices: readonly (number | undefined)[]): Map<number, FreeSpace> {
+  const free = new Map<number, FreeSpace>();
+  paths.forEach((folder, index) => {
+    const dev = devices[index];
+    if (dev === undefined || free.has(dev)) return;
     try {
-      names = fs.readdirSync(folder);
+      const stats = fs.statfsSync(folder);
+      free.set(dev, { bytes: stats.bfree * stats.bsize, avail: stats.bavail * stats.bsize, size: stats.blocks * stats.bsize, files: stats.ffree });
     } catch {
-      continue;
+      // gone: it holds nothing more
     }
-    for (const name of names) {
-      if (entries > budget) return { bytes, entries };
-      const full = `${folder}${path.sep}${name}`;
-      const stats = statOrUndefined(full, fs.lstatSync);
-      if (stats === undefined) continue;
-      count(stats);
-      if (stats.isDirectory()) folders.push(full);
-      if (++slice >= SLICE) {
-        slice = 0;
-        await new Promise((resolve) => setImmediate(resolve));
-        if (stopped()) return undefined;
-      }
-    }
-  }
-  return { bytes, entries };
+  });
+  return free;
 }
 
-function statOrUndefined(file: string, stat: (file: string) => fs.Stats): fs.Stats | undefined {
+function deviceOf(folder: string): number | undefined {
   try {
-    return stat(file);
+    return fs.statSync(folder).dev;
   } catch {
     return undefined;
   }
+}
+
+function sum(values: Iterable<number>): number {
+  let total = 0;
+  for (const value of values) total += value;
+  return total;
+}
+
+function mib(bytes: number): number {
+  return Math.ceil(bytes / MiB);
+}
+
+function size(bytes: number): string {
+  return bytes >= GiB ? `${(bytes / GiB).toFixed(1)} GiB` : `${mib(bytes)} MiB`;
 }

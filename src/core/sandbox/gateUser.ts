@@ -118,8 +118,9 @@ export async function prepareForGateUser(dir: string, user: GateUser): Promise<v
     try {
       stat = fs.lstatSync(file);
     } catch (err) {
-      // A file that vanished meanwhile is no longer ours to change.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      // A file that vanished meanwhile is no longer ours to change; one past PATH_MAX only a gate command made (Candor
+      // writes by whole paths), and it is the gate user's already.
+      if (beyondReach(err)) continue;
       throw err;
     }
     const directory = stat.isDirectory();
@@ -127,11 +128,23 @@ export async function prepareForGateUser(dir: string, user: GateUser): Promise<v
     const owned = stat.uid === user.uid && stat.gid === user.gid;
     if (!owned && (directory || stat.nlink === 1)) fs.lchownSync(file, user.uid, user.gid);
     if (!directory || (owned && file === deps)) continue;
-    for (const entry of fs.readdirSync(file)) {
+    let entries: string[];
+    try {
+      entries = fs.readdirSync(file);
+    } catch (err) {
+      if (beyondReach(err)) continue;
+      throw err;
+    }
+    for (const entry of entries) {
       const child = path.join(file, entry);
       if (child !== skip) pending.push(child);
     }
   }
+}
+
+function beyondReach(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENAMETOOLONG';
 }
 
 /** The name of the entry whose numeric field `field` is `id` in a passwd-style file. */

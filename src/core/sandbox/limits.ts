@@ -20,13 +20,17 @@ import type { Invocation } from './sandbox';
  *   `RLIMIT_AS` when the limit is above 8 GiB (V8 reserves far more address
  *   space than it uses, so a lower `AS` breaks node), else none;
  * - file size: `RLIMIT_FSIZE` (no cgroup bounds it);
- * - disk: polled (diskWatch.ts), since nothing in the kernel bounds a folder.
+ * - disk: `filesystem` where the throwaway home and temp folder are
+ *   in-memory folders of the limit's size, charged to the memory cgroup
+ *   (GateLimits.throwawayInMemory): bounded by construction, and the clone,
+ *   which nothing in the kernel bounds, polled (diskWatch.ts); else all of
+ *   them polled.
  *
  * Rlimits are set by util-linux's `prlimit` wrapping the invocation, never by
  * `sh -c ulimit`: the shells' flags differ (dash has no `-u`).
  */
 
-export type LimitMechanism = 'cgroup' | 'rlimit' | 'poll' | 'none';
+export type LimitMechanism = 'cgroup' | 'rlimit' | 'filesystem' | 'poll' | 'none';
 
 export interface LimitMechanisms {
   readonly pids: LimitMechanism;
@@ -44,8 +48,14 @@ export interface GateLimits {
   readonly fileSizeMiB: number;
   /** The clone and the throwaway home together. */
   readonly diskMiB: number;
-  /** The folders whose total disk use is bounded: the clone and the throwaway home. */
+  /** The host folders whose total disk use is polled: the clone, and the throwaway home and temp folder unless they are in memory. */
   readonly diskPaths: readonly string[];
+  /**
+   * The throwaway home and temp folder are in-memory folders of `diskMiB`
+   * each (SandboxRun.throwawayInMemory), charged to the gate's memory
+   * cgroup: the disk mechanism is then `filesystem`.
+   */
+  readonly throwawayInMemory?: boolean;
 }
 
 /**
@@ -178,7 +188,7 @@ export function prepareLimits(invocation: Invocation, request: LimitRequest): Pr
     rlimits.push(`--fsize=${Math.floor(limits.fileSizeMiB * MiB)}`, '--core=0');
     fileSize = 'rlimit';
   }
-  const disk: LimitMechanism = positive(limits.diskMiB) && limits.diskPaths.length > 0 ? 'poll' : 'none';
+  const disk: LimitMechanism = !positive(limits.diskMiB) ? 'none' : limits.throwawayInMemory === true ? 'filesystem' : limits.diskPaths.length > 0 ? 'poll' : 'none';
   const mechanisms = { pids, memory, fileSize, disk };
   const limited = (argv: readonly string[]): string[] => (rlimits.length > 0 && tools.prlimit !== undefined ? [tools.prlimit, ...rlimits, '--', ...argv] : [...argv]);
   if (cgroup === undefined) return { invocation: toInvocation(invocation, limited([invocation.file, ...invocation.args])), uid, gid, mechanisms };
@@ -239,6 +249,7 @@ const SIGNS = {
   fork: /Resource temporarily unavailable|fork: retry|Cannot fork|\bEAGAIN\b/,
   memory: /JavaScript heap out of memory|Fatal process out of memory|Cannot allocate memory|std::bad_alloc/,
   fileSize: /File size limit exceeded|\bEFBIG\b|File too large/,
+  disk: /No space left on device|\bENOSPC\b/,
 };
 type Sign = keyof typeof SIGNS;
 
@@ -285,6 +296,7 @@ export function limitReason(limits: GateLimits, mechanisms: LimitMechanisms, evi
   const processes = `process limit (${Math.floor(limits.processes)})`;
   const memory = `memory limit (${limits.memoryMiB} MiB)`;
   const fileSize = `file size limit (${limits.fileSizeMiB} MiB)`;
+  const disk = `disk limit (${limits.diskMiB} MiB)`;
   if (evidence.diskKilled !== undefined) return evidence.diskKilled;
   if (mechanisms.memory === 'cgroup' && evidence.oomKills > 0) return `hit the ${memory}`;
   if (mechanisms.pids === 'cgroup' && evidence.pidsRefused > 0) return `hit the ${processes}`;
@@ -294,5 +306,7 @@ export function limitReason(limits: GateLimits, mechanisms: LimitMechanisms, evi
   if (mechanisms.pids === 'rlimit' && evidence.signs.has('fork')) return `may have hit the ${processes}`;
   if (mechanisms.fileSize === 'rlimit' && evidence.signs.has('fileSize')) return `may have hit the ${fileSize}`;
   if (mechanisms.memory !== 'none' && evidence.signs.has('memory')) return `may have hit the ${memory}`;
+  // A full in-memory folder (the throwaway pair, /tmp) says ENOSPC; so would a full host disk, hence "may".
+  if (mechanisms.disk !== 'none' && evidence.signs.has('disk')) return `may have hit the ${disk}`;
   return undefined;
 }

@@ -70,6 +70,23 @@ export interface SandboxRun {
    * and where bubblewrap is too old to bound them (before 0.5).
    */
   readonly tmpfsMiB?: number;
+  /**
+   * The throwaway home and temp folder as fresh in-memory folders of
+   * `tmpfsMiB` each, not the host folders: they cannot hold more, whatever
+   * the command does, and cost no disk. Only where the sandbox bounds them
+   * (Sandbox.sizedTmpfs); ask for it only where a memory cgroup bounds the
+   * memory they take. Each command then starts with an empty pair, but for
+   * `homeFiles`.
+   */
+  readonly throwawayInMemory?: boolean;
+  /** Files the in-memory home starts with (its git config, which names the clone safe), by name. */
+  readonly homeFiles?: readonly HomeFile[];
+}
+
+export interface HomeFile {
+  /** A plain file name, no folder. */
+  readonly name: string;
+  readonly text: string;
 }
 
 /** A program and its arguments, ready for `spawn` without a shell around it. */
@@ -99,6 +116,8 @@ export interface Sandbox {
   readonly kind: SandboxKind;
   /** The unprivileged account the commands run as, when Candor is root (bubblewrap only); undefined: Candor's own user. */
   readonly user?: GateUser;
+  /** Its in-memory folders hold at most SandboxRun.tmpfsMiB (bubblewrap 0.5 and later), so the throwaway pair may live in memory. */
+  readonly sizedTmpfs?: boolean;
   wrap(command: string, run: SandboxRun): Invocation;
   /** The same invocations for a gate's commands, with what cannot change between them looked up once (default: wrap each). */
   prepare?(run: SandboxRun): PreparedSandbox;

@@ -8,10 +8,15 @@
  * and that reach state shared with the host: the keyrings, namespaces and
  * mounts (old and new mount API), kernel modules and kexec, BPF and perf,
  * userfaultfd, io_uring, swap, reboot, the clock, file handles, accounting,
- * quotas, raw I/O ports. `clone3` gets ENOSYS, so libc falls back to `clone`,
- * whose flags a classic filter can read (those of `clone3` sit behind a
- * pointer); `clone` asking for a new namespace gets EPERM. Everything else
- * is allowed.
+ * quotas, raw I/O ports, the kernel's log (`syslog`, refused here whatever
+ * `kernel.dmesg_restrict` says). `clone3` gets ENOSYS, so libc falls back to
+ * `clone`, whose flags a classic filter can read (those of `clone3` sit
+ * behind a pointer); `clone` asking for a new namespace gets EPERM. A socket
+ * (or socket pair) of any family but `AF_UNIX`, `AF_INET`, `AF_INET6` and
+ * `AF_NETLINK` gets EAFNOSUPPORT, what a kernel without that family answers:
+ * `AF_VSOCK` reaches the hypervisor past the network namespace, `AF_PACKET`
+ * and the rest are kernel code no build or test needs. Everything else is
+ * allowed.
  *
  * Only the x86_64 and aarch64 system call tables are known. A call made
  * through any other ABI (i386 `int 0x80` on x86_64, arm32 compat on aarch64)
@@ -35,6 +40,10 @@ export const CLONE_NAMESPACE_FLAGS = 0x00020000 /* NEWNS */ | 0x02000000 /* NEWC
 
 export const EPERM = 1;
 export const ENOSYS = 38;
+export const EAFNOSUPPORT = 97;
+
+/** The socket families a command may open (linux/socket.h): local sockets, IPv4, IPv6, and netlink (getaddrinfo and getifaddrs need it). */
+export const ALLOWED_SOCKET_FAMILIES = { AF_UNIX: 1, AF_INET: 2, AF_INET6: 10, AF_NETLINK: 16 } as const;
 
 export const SECCOMP_RET_KILL_PROCESS = 0x80000000;
 export const SECCOMP_RET_ERRNO = 0x00050000;
@@ -53,6 +62,7 @@ export const REFUSED_CALLS = [
   'settimeofday', 'clock_settime', 'clock_adjtime',
   'iopl', 'ioperm',
   'io_uring_setup', 'io_uring_enter', 'io_uring_register',
+  'syslog',
 ] as const;
 
 export type RefusedCall = (typeof REFUSED_CALLS)[number];
@@ -62,6 +72,9 @@ interface CallTable {
   readonly refused: Readonly<Record<RefusedCall, number | undefined>>;
   readonly clone: number;
   readonly clone3: number;
+  /** `socket` and `socketpair`, whose first argument is the family. */
+  readonly socket: number;
+  readonly socketpair: number;
 }
 
 /** From the kernel's arch/x86/entry/syscalls/syscall_64.tbl and include/uapi/asm-generic/unistd.h. */
@@ -73,10 +86,12 @@ export const CALLS: Readonly<Record<SeccompArch, CallTable>> = {
       mount: 165, umount2: 166, pivot_root: 155, open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, mount_setattr: 442,
       swapon: 167, swapoff: 168, reboot: 169, setns: 308, unshare: 272, open_by_handle_at: 304, name_to_handle_at: 303,
       acct: 163, quotactl: 179, quotactl_fd: 443, settimeofday: 164, clock_settime: 227, clock_adjtime: 305,
-      iopl: 172, ioperm: 173, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
+      iopl: 172, ioperm: 173, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427, syslog: 103,
     },
     clone: 56,
     clone3: 435,
+    socket: 41,
+    socketpair: 53,
   },
   aarch64: {
     refused: {
@@ -85,10 +100,12 @@ export const CALLS: Readonly<Record<SeccompArch, CallTable>> = {
       mount: 40, umount2: 39, pivot_root: 41, open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, mount_setattr: 442,
       swapon: 224, swapoff: 225, reboot: 142, setns: 268, unshare: 97, open_by_handle_at: 265, name_to_handle_at: 264,
       acct: 89, quotactl: 60, quotactl_fd: 443, settimeofday: 170, clock_settime: 112, clock_adjtime: 266,
-      iopl: undefined, ioperm: undefined, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
+      iopl: undefined, ioperm: undefined, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427, syslog: 116,
     },
     clone: 220,
     clone3: 435,
+    socket: 198,
+    socketpair: 199,
   },
 };
 
@@ -109,7 +126,7 @@ const NR = 0;
 const ARCH = 4;
 const ARG0_LOW = 16;
 
-type Label = 'x86_64' | 'aarch64' | 'clone' | 'eperm' | 'enosys';
+type Label = 'x86_64' | 'aarch64' | 'clone' | 'socket' | 'allow' | 'eperm' | 'enosys';
 
 interface Instruction {
   readonly code: number;
@@ -138,6 +155,13 @@ function program(): Array<Instruction | Label> {
     { code: LD_W_ABS, k: ARG0_LOW },
     { code: JSET_K, k: CLONE_NAMESPACE_FLAGS, jt: 'eperm' },
     { code: RET_K, k: SECCOMP_RET_ALLOW },
+    // The family is an int: the kernel reads the low half of the register only.
+    'socket',
+    { code: LD_W_ABS, k: ARG0_LOW },
+    ...Object.values(ALLOWED_SOCKET_FAMILIES).map((family) => ({ code: JEQ_K, k: family, jt: 'allow' as const })),
+    { code: RET_K, k: SECCOMP_RET_ERRNO | EAFNOSUPPORT },
+    'allow',
+    { code: RET_K, k: SECCOMP_RET_ALLOW },
     'eperm',
     { code: RET_K, k: SECCOMP_RET_ERRNO | EPERM },
     'enosys',
@@ -154,6 +178,8 @@ function archSection(arch: SeccompArch): Array<Instruction | Label> {
     ...(arch === 'x86_64' ? [{ code: JGE_K, k: X32_SYSCALL_BIT, jt: 'eperm' as const }] : []),
     { code: JEQ_K, k: table.clone3, jt: 'enosys' },
     { code: JEQ_K, k: table.clone, jt: 'clone' },
+    { code: JEQ_K, k: table.socket, jt: 'socket' },
+    { code: JEQ_K, k: table.socketpair, jt: 'socket' },
     ...refused.map((nr) => ({ code: JEQ_K, k: nr, jt: 'eperm' as const })),
     { code: RET_K, k: SECCOMP_RET_ALLOW },
   ];

@@ -396,6 +396,28 @@ describe('measuring a change: bytes checked before git stores anything, no blob 
     assert.equal(fs.existsSync(stagingDir(scratch)), false);
   });
 
+  it('a repository nested in the change, holding 64 MiB 25 folders of 200 characters deep: Node cannot size it by path, so the change is refused as unmeasurable, never counted as 0', async () => {
+    const head = git(ws, 'rev-parse', 'HEAD').trim();
+    const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });
+    const nested = path.join(scratch.dir, 'vendored');
+    fs.mkdirSync(nested);
+    git(nested, 'init', '-q');
+    git(nested, 'commit', '-q', '--allow-empty', '-m', 'vendored');
+    const deep = "n=$(printf 'd%.0s' $(seq 200)); i=0; while [ $i -lt 25 ]; do mkdir \"$n\" && cd -P \"$n\" || exit 1; i=$((i + 1)); done; fallocate -l 64M reserved";
+    try {
+      const made = spawnSync('sh', ['-c', deep], { cwd: nested, encoding: 'utf8' });
+      assert.equal(made.status, 0, made.stderr);
+      // The trap: git names the nested repository as one changed path, and its file cannot be reached by its path.
+      assert.match(git(scratch.dir, 'status', '--porcelain', '--untracked-files=all'), /^\?\? vendored\/$/m);
+      assert.throws(() => fs.lstatSync(path.join(nested, ...Array<string>(25).fill('d'.repeat(200)), 'reserved')), /ENAMETOOLONG/);
+      const size = await measureChange(scratch, head, { maxBytes: DEFAULT_MAX_CHANGED_BYTES });
+      assert.equal(size.staged, false);
+      assert.equal(size.staged ? '' : size.reason, 'the change is too big: vendored could not be measured (ENAMETOOLONG), and counts as over the limit');
+    } finally {
+      spawnSync('rm', ['-rf', nested]);
+    }
+  });
+
   it('too many files is refused before staging too', async () => {
     const head = git(ws, 'rev-parse', 'HEAD').trim();
     const { scratch } = await prepareScratch({ dataDir, repositoryRoot: ws, head, setupCommand: '' });

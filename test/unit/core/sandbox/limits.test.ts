@@ -136,11 +136,11 @@ describe('gate limits', () => {
     assert.ok(fs.readdirSync(dir).length < 10, 'the clone did not get all its files');
   });
 
-  it('a fill faster than one poll (one 100 MiB dd) passes without limits, and fails with them: the disk is measured when the command ends', async () => {
-    const trap = await run('dd if=/dev/zero of=fast bs=1M count=100 2>&1');
+  it('a fill faster than one poll (one 100 MiB fallocate) passes without limits, and fails with them: the disk is measured when the command ends', async () => {
+    const trap = await run('fallocate -l 100M fast');
     assert.equal(trap.passed, true, 'the trap');
     fs.rmSync(path.join(dir, 'fast'));
-    const result = await run('dd if=/dev/zero of=fast bs=1M count=100 2>&1', { limits: limitsFor({ diskMiB: 64 }) });
+    const result = await run('fallocate -l 100M fast', { limits: limitsFor({ diskMiB: 64 }) });
     assert.equal(result.exitCode, 0, 'the command itself succeeded');
     assert.equal(result.passed, false);
     assert.match(result.limitHit ?? '', /^hit the disk limit \(64 MiB\): the clone and home held 10\d MiB$/);
@@ -283,7 +283,7 @@ describe('gate limits, decided from plain inputs', () => {
       fs.writeFileSync(path.join(folder, name, 'tasks'), '');
       return path.join(folder, name, 'tasks');
     });
-    const cgroupOf = (joinFiles: string[]): GateCgroup => ({ controllers: { pids: 1, memory: 1 }, joinFiles, report: () => ({ pidsRefused: 0, oomKills: 0 }), killAll: () => undefined, drain: async () => true, close: async () => undefined, removeNow: () => true });
+    const cgroupOf = (joinFiles: string[]): GateCgroup => ({ controllers: { pids: 1, memory: 1 }, joinFiles, report: () => ({ pidsRefused: 0, oomKills: 0 }), members: () => [], killAll: () => undefined, drain: async () => true, close: async () => undefined, removeNow: () => true });
     const limits: GateLimits = { processes: 64, memoryMiB: 256, fileSizeMiB: 16, diskMiB: 64, diskPaths: [] };
     const tools = { prlimit: '/usr/bin/prlimit', setpriv: '/usr/bin/setpriv' };
     const shell = { file: '/bin/sh', args: ['-c', 'make test'], script: 1 };

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { runGate, type GateOptions } from '../../../../src/core/evolution/testGate';
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { bubblewrapInvocation } from '../../../../src/core/sandbox/bubblewrap';
-import { CALLS, seccompArch } from '../../../../src/core/sandbox/seccomp';
+import { CALLS, gateSeccompProgram, seccompArch } from '../../../../src/core/sandbox/seccomp';
 import { gateGroup, gateNsswitch, gatePasswd, gateUserFor, gateUserProblem, prepareForGateUser } from '../../../../src/core/sandbox/gateUser';
 import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from '../evolution/helpers';
 import { gateRun, openForWriting, runWrapped } from './sandboxHelpers';
@@ -172,6 +172,69 @@ describe('sandbox as root: the gate user, the seccomp filter, kernel state, and 
     assert.match(trap, /UNSHARE-N\nUNSHARE-R\nCLONED\nCLONE3:22\nFORK-OK\nNODE-OK/);
     const tail = await gate(probe);
     assert.match(tail, /REFUSED-N\nREFUSED-R\nCLONE-REFUSED:1\nCLONE3:38\nFORK-OK\nNODE-OK/, 'EPERM for namespaces, ENOSYS for clone3');
+  });
+
+  it('socket families and the kernel log: the host shell opens AF_VSOCK and AF_PACKET sockets and reads the kernel log (the trap); the sandbox gets EAFNOSUPPORT and EPERM, while local, IP and netlink sockets open as on the host', async () => {
+    const calls = CALLS[arch];
+    // Each line: NAME:OPEN, or NAME:<errno>. Raw calls, so no library stands between the probe and the kernel.
+    const call = (name: string, nr: number, args: string): string => `perl -e '$pair = pack("i2", 0, 0); $r = syscall(${nr}, ${args}); print "${name}:", ($r >= 0 ? "OPEN" : $! + 0), "\\n"'`;
+    const probe = [
+      call('VSOCK', calls.socket, '40, 1, 0'),
+      call('PACKET', calls.socket, '17, 3, 768'),
+      call('UNIX', calls.socket, '1, 1, 0'),
+      call('INET', calls.socket, '2, 2, 0'),
+      call('INET6', calls.socket, '10, 2, 0'),
+      call('NETLINK', calls.socket, '16, 3, 0'),
+      call('UNIX-PAIR', calls.socketpair, '1, 1, 0, $pair'),
+      call('VSOCK-PAIR', calls.socketpair, '40, 1, 0, $pair'),
+      // SYSLOG_ACTION_SIZE_BUFFER: harmless, and refused to an unprivileged process only while kernel.dmesg_restrict is 1.
+      call('SYSLOG', calls.refused.syslog ?? assert.fail('syslog has a number'), '10, 0, 0'),
+    ].join('\n');
+    const lines = (tail: string): Map<string, string> => new Map(tail.trim().split('\n').map((line) => line.split(':') as [string, string]));
+    const host = lines(await gate(probe, { sandbox: NO_SANDBOX }));
+    assert.equal(host.get('PACKET'), 'OPEN', 'the trap: root on the host opens a raw packet socket');
+    assert.equal(host.get('SYSLOG'), 'OPEN', 'the trap: and reads the kernel log');
+    if (host.get('VSOCK') === 'OPEN') assert.equal(host.get('VSOCK'), 'OPEN', 'the trap: this host has vsock, to its hypervisor');
+    else console.log(`      (AF_VSOCK: this kernel answers ${host.get('VSOCK')} on the host too; the decoded filter shows its refusal)`);
+    const inside = lines(await gate(probe));
+    assert.equal(inside.get('VSOCK'), '97', 'EAFNOSUPPORT');
+    assert.equal(inside.get('PACKET'), '97', 'EAFNOSUPPORT: the filter, before the missing capability');
+    assert.equal(inside.get('VSOCK-PAIR'), '97');
+    assert.equal(inside.get('SYSLOG'), '1', 'EPERM');
+    for (const name of ['UNIX', 'INET', 'INET6', 'NETLINK', 'UNIX-PAIR']) assert.equal(inside.get(name), host.get(name), name);
+    assert.equal(inside.get('UNIX'), 'OPEN');
+
+    // The filter alone, under root with every capability: the kernel log and AF_PACKET are open without it and refused with it.
+    const bwrap = bwrapPath();
+    const everything = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--cap-add', 'ALL'];
+    const bare = runWrapped({ file: bwrap, args: [...everything, '--', 'sh', '-c', probe] });
+    assert.match(bare.stdout, /^PACKET:OPEN$/m);
+    assert.match(bare.stdout, /^SYSLOG:OPEN$/m, bare.stderr);
+    const filtered = runWrapped({ file: bwrap, args: [...everything, '--seccomp', '3', '--', 'sh', '-c', probe], inputs: [gateSeccompProgram()] });
+    assert.match(filtered.stdout, /^PACKET:97$/m, filtered.stderr);
+    assert.match(filtered.stdout, /^VSOCK:97$/m);
+    assert.match(filtered.stdout, /^SYSLOG:1$/m);
+  });
+
+  it("/proc/1/cmdline shows bubblewrap's arguments, host paths included (a hidden data folder's too); every one of those paths the command finds anyway, as a folder it sees or in /proc/self/mountinfo, so it is left as it is", async () => {
+    const dataDir = fs.mkdtempSync(path.join('/opt', 'candor-test-'));
+    try {
+      fs.chmodSync(dataDir, 0o755);
+      const inside = path.join(dataDir, 'scratch', 'repo');
+      write(inside, '.git/HEAD', 'ref: refs/heads/main\n');
+      // Every argument that is an absolute path: found when it exists inside, or when mountinfo names it (a mount's root or mount point).
+      const probe = [
+        "tr '\\0' '\\n' < /proc/1/cmdline > /tmp/args",
+        'while IFS= read -r arg; do case "$arg" in /*) echo "PATH: $arg"; [ -e "$arg" ] || awk -v p="$arg" \'$4 == p || $5 == p { found = 1 } END { exit !found }\' /proc/self/mountinfo || echo "ONLY-IN-CMDLINE: $arg";; esac; done < /tmp/args',
+      ].join('\n');
+      const tail = await gate(probe, { cwd: inside, hidden: [dataDir] });
+      const named = tail.split('\n').filter((line) => line.startsWith('PATH: ')).map((line) => line.slice('PATH: '.length));
+      assert.ok(named.includes(dataDir), `the finding: bubblewrap's arguments name the hidden data folder: ${tail}`);
+      assert.ok(named.includes(inside) && named.length > 20, tail);
+      assert.deepEqual(tail.split('\n').filter((line) => line.startsWith('ONLY-IN-CMDLINE')), [], 'no path is told by /proc/1/cmdline alone');
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('git inside the gate works on the clone whose .git stays root\'s (it would say "dubious ownership" otherwise)', async () => {

@@ -1,9 +1,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import {
+  ALLOWED_SOCKET_FAMILIES,
   AUDIT_ARCH,
   CALLS,
   CLONE_NAMESPACE_FLAGS,
+  EAFNOSUPPORT,
   ENOSYS,
   EPERM,
   REFUSED_CALLS,
@@ -116,6 +118,21 @@ describe('the gate\'s seccomp filter, decoded', () => {
         // The kernel reads only the low 32 bits of clone's flags: the high half changes nothing.
         assert.equal(call(table.clone, [SIGCHLD | (0xffffffffn << 32n)]), SECCOMP_RET_ALLOW);
       });
+
+      it('socket and socketpair: AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK are allowed; every other family (AF_VSOCK, AF_PACKET, …) gets EAFNOSUPPORT', () => {
+        const allowed = new Set<number>(Object.values(ALLOWED_SOCKET_FAMILIES));
+        assert.deepEqual([...allowed].sort((a, b) => a - b), [1, 2, 10, 16]);
+        for (const nr of [table.socket, table.socketpair]) {
+          // Every family Linux knows (AF_MAX is 46), and a few it does not.
+          for (const family of [...Array(46).keys(), 46, 255, 0x7fffffff, -1]) {
+            const expected = allowed.has(family) ? SECCOMP_RET_ALLOW : errno(EAFNOSUPPORT);
+            assert.equal(call(nr, [BigInt.asUintN(64, BigInt(family))]), expected, `${nr === table.socket ? 'socket' : 'socketpair'}(${family})`);
+          }
+          // The family is an int: the high half of the register is not part of it.
+          assert.equal(call(nr, [(1n << 32n) | 2n]), SECCOMP_RET_ALLOW);
+          assert.equal(call(nr, [(2n << 32n) | 40n]), errno(EAFNOSUPPORT), 'AF_VSOCK with a high half that reads as AF_INET');
+        }
+      });
     });
   }
 
@@ -165,6 +182,8 @@ describe('the gate\'s seccomp filter, decoded', () => {
       for (const name of REFUSED_CALLS) assert.equal(table.refused[name], numbers.get(name), `${arch} ${name}`);
       assert.equal(table.clone, numbers.get('clone'));
       assert.equal(table.clone3, numbers.get('clone3'));
+      assert.equal(table.socket, numbers.get('socket'));
+      assert.equal(table.socketpair, numbers.get('socketpair'));
       checked++;
     }
     if (checked === 0) this.skip();
