@@ -11,6 +11,7 @@ import { applyUnifiedDiff } from './applyPatch';
 import { checkRelative, confineForWrite } from './confineWrite';
 import { describeGate, runGate, type GateStep, type GateStepName } from './testGate';
 import type { Sandbox } from '../sandbox/sandbox';
+import { writeRegularText } from './regularFile';
 
 export interface ChangeToolsOptions {
   /** The scratch clone: the only folder these tools see. */
@@ -71,7 +72,7 @@ function writeTools(options: ChangeToolsOptions): Tool[] {
         if (Buffer.byteLength(args.content) > maxWriteBytes) throw new Error(`content is larger than ${maxWriteBytes} bytes`);
         const target = await confineForWrite(options.root, args.path);
         await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-        await fs.writeFile(target.absolute, args.content);
+        await writeRegularText(target.absolute, target.display, args.content);
         return `${target.exists ? 'wrote' : 'created'} ${target.display} (${Buffer.byteLength(args.content)} bytes)`;
       },
     },
