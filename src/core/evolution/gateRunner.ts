@@ -26,7 +26,13 @@ export interface GateRunnerOptions {
   readonly onCommand: () => void;
 }
 
-/** The run's commands in the scratch clone: setup when needed, then build and tests, all in the sandbox. */
+/**
+ * The run's commands in the scratch clone: setup when needed, then build
+ * and tests, all in the sandbox; and the model's `run_tests`. One path for
+ * all of them (docs/architecture.md, "Evolution"): the same sandbox, what it
+ * hides, limits, environment, timeout and bounded output, so the record's
+ * `limits` is true of every command of the run.
+ */
 export class GateRunner {
   constructor(private readonly o: GateRunnerOptions) {}
 
@@ -60,6 +66,11 @@ export class GateRunner {
     if (setup !== undefined && !setup.passed) return setup;
     const result = await runGate(this.testSteps(), this.gateOptions());
     return setup !== undefined ? { ...result, ms: result.ms + setup.ms } : result;
+  }
+
+  /** The model's `run_tests`: build and tests as the gate runs them, stopped by the tool call's signal. */
+  runTests(signal: AbortSignal): Promise<GateResult> {
+    return runGate(this.testSteps(), { ...this.gateOptions(), signal });
   }
 
   /** What every command of the run shares: the sandbox, what it hides, the timeout, the secrets, where output goes. */

@@ -301,7 +301,7 @@ class EvolutionRun {
     const rants = [picked.rant.id];
     const gates = this.#gates(base);
     this.#enter('change');
-    const tools = changeTools({ ...gates.commandOptions(), root: scratch.dir, testSteps: gates.testSteps() });
+    const tools = changeTools({ root: scratch.dir, runTests: (signal) => gates.runTests(signal), timeoutMs: o.timeoutMs, secrets: this.#secrets });
     const request = { rant: picked.rant, class: picked.class, note: picked.note, maxChangedLines: o.maxChangedLines, maxChangedFiles: o.maxChangedFiles, sandbox: (this.#sandbox as Sandbox).kind };
     const loop = await runChangeLoop(request, { model, tools, maxRounds: o.maxRounds, signal: o.signal, onTool: (line) => this.io.print(`  ${line}`), onNotice: (line) => this.io.print(line) });
     this.io.print(`${loop.rounds} request(s), ${loop.toolCalls} tool call(s)${loop.outOfRounds ? ' — stopped at the round limit' : ''}`);
