@@ -1,4 +1,4 @@
-import { scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
+import { scratchGit, scratchGitBytes, type Scratch, type ScratchGitOptions } from './scratchGit';
 
 /**
  * What a commit of the scratch clone holds, read from git's objects only
@@ -38,19 +38,24 @@ export async function listTree(scratch: Scratch, commit: string, options: Scratc
   return { folders, files, gitlinks, attributes };
 }
 
-/** The most of one `.gitattributes` file that is read. */
-const ATTRIBUTES_MAX_BYTES = 1024 * 1024;
-
 /**
  * Why a run may not start on this commit, or undefined: a `.gitattributes`
  * that names a filter. Candor's git in the clone runs no filter driver (none
  * of the user's config is read, and the clone's own names none), so such a
  * clone would hold the filter's input, not what the user's checkout holds,
- * and the gate would test something else.
+ * and the gate would test something else. All of them are read by one
+ * `cat-file --batch`.
  */
 export async function filterRefusal(scratch: Scratch, listing: TreeListing, options: ScratchGitOptions = {}): Promise<string | undefined> {
+  if (listing.attributes.length === 0) return undefined;
+  const out = await scratchGitBytes(scratch, ['cat-file', '--batch'], { ...options, input: `${listing.attributes.map((file) => file.blob).join('\n')}\n` });
+  let at = 0;
   for (const file of listing.attributes) {
-    const text = await scratchGit(scratch, ['cat-file', 'blob', file.blob], { ...options, maxOutputBytes: ATTRIBUTES_MAX_BYTES });
+    const headerEnd = out.indexOf(10, at);
+    const size = Number(/^[0-9a-f]+ blob (\d+)$/.exec(out.subarray(at, headerEnd).toString('utf8'))?.[1] ?? Number.NaN);
+    if (headerEnd < 0 || !Number.isInteger(size)) return `HEAD's ${file.path} could not be read from the clone's objects; evolution does not start without knowing whether it names a filter`;
+    const text = out.subarray(headerEnd + 1, headerEnd + 1 + size).toString('utf8');
+    at = headerEnd + 1 + size + 1;
     const line = text.split('\n').find((l) => /(^|\s)filter=\S/.test(l.replace(/#.*$/, '')));
     if (line !== undefined) {
       return `HEAD's ${file.path} names a filter driver ("${line.trim().slice(0, 120)}"): Candor's git in the scratch clone runs no filter (none of your git config is read there, so a model's code cannot name one), and the clone would not hold what your checkout holds. Evolution does not run on a repository whose .gitattributes names a filter (Git LFS among them)`;
