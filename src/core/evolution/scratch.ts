@@ -7,7 +7,7 @@ import { isKindError } from '../kindError';
 import { RemovalError, removeTree } from '../process/removeTree';
 import { clearToTree, restoreGitlinkFolders } from './cleanTree';
 import { removeNestedRepositories } from './nestedRepos';
-import { filterRefusal, listTree } from './treeListing';
+import { filterRefusal, listTree, type TreeListing } from './treeListing';
 import { discardStaging } from './measure';
 import { DEPENDENCY_DIR } from '../sandbox/dependencies';
 import { repoPaths } from './paths';
@@ -76,7 +76,7 @@ async function bringToHead(scratch: Scratch, options: PrepareOptions): Promise<{
   const listing = await listTree(scratch, options.head, options);
   const refusal = await filterRefusal(scratch, listing, options);
   if (refusal !== undefined) throw new EvolutionError('refused', refusal);
-  await resetTo(scratch, options.head, options.setupCommand, options);
+  await resetScrubbed(scratch, options.head, listing, options.setupCommand, options);
   return { fetched, gitlinks: listing.gitlinks };
 }
 
@@ -100,15 +100,19 @@ function mayReclone(err: unknown): boolean {
  * and only with bounds.
  */
 export async function resetTo(scratch: Scratch, commit: string, setupCommand: string, options: ScratchGitOptions = {}): Promise<void> {
+  await removeNestedRepositories(scratch);
+  await resetScrubbed(scratch, commit, await listTree(scratch, commit, options), setupCommand, options);
+}
+
+/** resetTo once the nested `.git` entries are gone and the commit's tree is listed (a run's start does both first). */
+async function resetScrubbed(scratch: Scratch, commit: string, listing: TreeListing, setupCommand: string, options: ScratchGitOptions): Promise<void> {
   const dir = checkScratchPath(scratch);
   const gitDir = path.join(dir, '.git');
   for (const stale of ['index.lock', 'HEAD.lock', 'sequencer', 'REVERT_HEAD', 'CHERRY_PICK_HEAD', 'MERGE_HEAD']) {
     await fs.promises.rm(path.join(gitDir, stale), { recursive: true, force: true });
   }
-  await removeNestedRepositories(scratch);
   await discardStaging(scratch);
   excludeDependencies(gitDir);
-  const listing = await listTree(scratch, commit, options);
   await clearToTree(dir, listing, DEPENDENCY_DIR);
   await scratchGit(scratch, ['checkout', '--quiet', '--force', '--detach', commit], options);
   await scratchGit(scratch, ['reset', '--quiet', '--hard', commit], options);
