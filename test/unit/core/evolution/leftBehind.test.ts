@@ -93,6 +93,26 @@ describe('what a command leaves behind: trees of any depth, throwaway folders', 
     assert.equal(git(clone, 'status', '--porcelain', '--ignored').trim(), '');
   });
 
+  it('such a tree left while the model works (run_tests): whatever that run ends with, the next run resets the clone and works', async () => {
+    const ws = workspaceRepo({ 'test.sh': 'node test.js\n' });
+    const dataDir = tempDir('candor-data-');
+    const first = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
+    model.use(callsScenario(triageAnswer([{ id: first.id, class: 'agent-code' }]), [
+      { name: 'write_file', arguments: { path: 'test.sh', content: `${deepTree('.')}\nnode test.js\n` } },
+      { name: 'run_tests', arguments: {} },
+    ]));
+    const printer = new Printer();
+    const hostile = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), printer.io);
+    assert.match(printer.output, /DEEP \./, printer.text());
+    const clone = repoPaths(dataDir, ws).scratch;
+    assert.equal(fs.existsSync(path.join(clone, 'deep')), false, `the restore removed the tree (that run: ${hostile.outcome}, ${hostile.reason})`);
+    const second = rant(dataDir, 'The greeting is still wrong', path.basename(ws));
+    model.use(callsScenario(triageAnswer([{ id: second.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
+    const next = new Printer();
+    const after = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), next.io);
+    assert.equal(after.outcome, 'shipped', next.text());
+  });
+
   it('a clone that cannot be reset is set aside, removed in the background, and a fresh one made: the next run works', async () => {
     const ws = workspaceRepo({ 'test.sh': 'node test.js\n' });
     const dataDir = tempDir('candor-data-');
