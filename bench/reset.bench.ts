@@ -15,9 +15,9 @@
  *     checkout and reset). Then once each with 25 folders of 200 characters
  *     left in the clone: the old reset fails there.
  * (b) run_tests, `node -e 0` in the sandbox on the same clone: the call it
- *     made before (runGate with no limits and no environment) against the
- *     run's one runner (GateRunner.runTests: the limits, the environment,
- *     the removal of nested `.git` after it).
+ *     made before (runGate with no limits and no environment), the same
+ *     call with the limits, and the run's one runner (GateRunner.runTests:
+ *     the limits, the environment, the removal of nested `.git` after it).
  *
  * Run: `npm run bench -- reset`.
  */
@@ -176,8 +176,10 @@ async function runTestsCost(scratch: Scratch): Promise<void> {
   console.log(`\n(b) run_tests (\`node -e 0\`) in the sandbox (${sandbox.kind}) on the same clone; median of ${RUNS}, in turn`);
   const runner = new GateRunner({ scratch, base: 'HEAD', sandbox, hidden: [], testCommand: 'node -e 0', timeoutMs: 60_000, limits: DEFAULT_GATE_LIMITS, environment: [], print: () => undefined, onCommand: () => undefined });
   const signal = new AbortController().signal;
+  const bare = { cwd: scratch.dir, sandbox, network: false, depsWritable: false, timeoutMs: 60_000 };
   const ways: Array<[string, () => Promise<unknown>]> = [
-    ['before (runGate: no limits, no environment)', () => runGate(runner.testSteps(), { cwd: scratch.dir, sandbox, network: false, depsWritable: false, timeoutMs: 60_000 })],
+    ['before (runGate: no limits, no environment)', () => runGate(runner.testSteps(), bare)],
+    ['the limits alone (runGate with them)', () => runGate(runner.testSteps(), { ...bare, limits: DEFAULT_GATE_LIMITS, environment: [] })],
     ['after (the one runner: limits, environment, nested .git removed)', () => runner.runTests(signal)],
   ];
   const samples = ways.map(() => [] as number[]);
@@ -190,10 +192,10 @@ async function runTestsCost(scratch: Scratch): Promise<void> {
     }
   }
   await settleGateCgroups();
-  const [before = 0, after = 0] = samples.map(median);
+  const [before = 0, limited = 0, after = 0] = samples.map(median);
   console.log(`    ${ways[0]?.[0]}: ${ms(before)}`);
-  console.log(`    ${ways[1]?.[0]}: ${ms(after)}`);
-  console.log(`    ratio after / before: ${(after / (before || 1)).toFixed(2)}×`);
+  console.log(`    ${ways[1]?.[0]}: ${ms(limited)} (${(limited / (before || 1)).toFixed(2)}×)`);
+  console.log(`    ${ways[2]?.[0]}: ${ms(after)} (${(after / (before || 1)).toFixed(2)}×)`);
 }
 
 if (require.main === module) {
