@@ -89,7 +89,7 @@ export async function removeTrees(targets: readonly string[]): Promise<void> {
 export async function removeEntriesNamed(folder: string, name: string): Promise<string[]> {
   const root = path.resolve(folder);
   if (!(await fs.promises.lstat(root).catch(() => undefined))?.isDirectory()) return [];
-  if (process.platform === 'win32') return [];
+  if (process.platform === 'win32') return removeNamedInProcess(root, name);
   const top = ['(', '-path', `${escapeGlob(root)}/${escapeGlob(name)}`, '-prune', ')', '-o'];
   // Not root: a folder the command made unreadable would hide what is inside it from find (not from git, which needs only `x`).
   if (!isRoot()) await run(tool('find'), [root, '-mindepth', '1', ...top, '(', '-type', 'd', '!', '-perm', '-u=rwx', '-execdir', tool('chmod'), 'u+rwx', '--', '{}', ';', ')']);
@@ -101,6 +101,24 @@ export async function removeEntriesNamed(folder: string, name: string): Promise<
   const left = relativePaths(root, still.stdout);
   if (still.code !== 0 || left.length > 0) {
     throw new RemovalError('removal', `could not remove ${left[0] ?? `every ${name} below ${root}`}${left.length > 1 ? ` and ${left.length - 1} more` : ''}: ${(still.stderr || listed.stderr).trim().split('\n').slice(-3).join('; ')}`);
+  }
+  return removed;
+}
+
+/** Windows has neither tool: a walk here, never through a link (a junction is one too), bounded by what its paths allow. */
+async function removeNamedInProcess(root: string, name: string): Promise<string[]> {
+  const removed: string[] = [];
+  const pending = [root];
+  while (pending.length > 0) {
+    const folder = pending.pop() as string;
+    for (const entry of await fs.promises.readdir(folder, { withFileTypes: true })) {
+      const full = path.join(folder, entry.name);
+      if (entry.name.toLowerCase() === name.toLowerCase()) {
+        if (full === path.join(root, name)) continue;
+        await fs.promises.rm(full, { recursive: true, force: true });
+        if (removed.length < MAX_NAMED) removed.push(path.relative(root, full).split(path.sep).join('/'));
+      } else if (entry.isDirectory()) pending.push(full);
+    }
   }
   return removed;
 }
