@@ -8,7 +8,7 @@ const VSCODE = { name: 'vscode', message: 'Only src/host and src/extension.ts se
 const OPENAI = { name: 'openai', message: 'The openai SDK lives behind the ChatModel port: import it only in src/core/provider.' };
 const CHILD_PROCESS = ['child_process', 'node:child_process'].map((name) => ({
   name,
-  message: 'Candor starts git through the guard (src/core/git/guard.ts), git in the scratch clone (src/core/evolution/scratchGit.ts), a sandboxed command (src/core/sandbox/command.ts, sandbox.ts), GNU du measuring what a command wrote (src/core/sandbox/diskUsage.ts), or an MCP server the user defined and confirmed (src/core/mcp/stdioTransport.ts). Nothing else starts a process.',
+  message: 'Candor starts git through the guard (src/core/git/guard.ts), git in the scratch clone (src/core/evolution/scratchGit.ts), a sandboxed command (src/core/sandbox/command.ts, sandbox.ts), GNU du measuring what a command wrote (src/core/sandbox/diskUsage.ts), the removal of a tree of any depth (src/core/process/removeTree.ts), or an MCP server the user defined and confirmed (src/core/mcp/stdioTransport.ts). Nothing else starts a process.',
 }));
 const SIMPLE_GIT = { name: 'simple-git', message: 'Only the read-only git guard (src/core/git/guard.ts) uses simple-git.' };
 const OCTOKIT = { group: ['@octokit/*'], message: 'The GitHub client library lives behind the GitHub port (src/core/github/types.ts): import it only in src/core/github/client.ts.' };
@@ -21,7 +21,7 @@ const CORE_TYPES_ONLY = { group: ['**/core/**', '../core/*'], allowTypeImports: 
 
 /** Files that may start processes or use the SDK: the one place each is allowed. */
 const PROVIDER = ['src/core/provider/**/*.ts'];
-const PROCESS_STARTERS = ['src/core/git/guard.ts', 'src/core/evolution/scratchGit.ts', 'src/core/sandbox/command.ts', 'src/core/sandbox/sandbox.ts', 'src/core/sandbox/diskUsage.ts', 'src/core/mcp/stdioTransport.ts'];
+const PROCESS_STARTERS = ['src/core/git/guard.ts', 'src/core/evolution/scratchGit.ts', 'src/core/sandbox/command.ts', 'src/core/sandbox/sandbox.ts', 'src/core/sandbox/diskUsage.ts', 'src/core/process/removeTree.ts', 'src/core/mcp/stdioTransport.ts'];
 const GITHUB_CLIENT = ['src/core/github/client.ts'];
 
 /** Real tokenizers of other model families: ground truth for tests and the benchmark only, never shipped. */

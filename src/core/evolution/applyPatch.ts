@@ -4,6 +4,7 @@ import { applyPatch, parsePatch } from 'diff';
 import { WorkspaceToolError } from '../workspace/errors';
 import { confineForWrite, type WritablePath } from './confineWrite';
 import { errorMessage } from '../errorMessage';
+import { readRegularText, writeRegularText } from './regularFile';
 
 interface PlannedWrite {
   readonly target: WritablePath;
@@ -37,7 +38,7 @@ export async function applyUnifiedDiff(root: string, patch: unknown): Promise<st
     const deleting = newName === undefined;
     const source = creating ? undefined : await confineForWrite(root, oldName);
     if (source !== undefined && !source.exists) throw new WorkspaceToolError('not-found', `${oldName} does not exist (a new file needs --- /dev/null)`);
-    const before = source !== undefined ? await fs.readFile(source.absolute, 'utf8') : '';
+    const before = source !== undefined ? await readRegularText(source.absolute, source.display) : '';
     const after = applyPatch(before, file);
     if (after === false) throw new WorkspaceToolError('invalid', `the patch does not apply to ${name}: a hunk's context or removed lines do not match the file`);
     const target = deleting ? source : await confineForWrite(root, newName);
@@ -54,7 +55,7 @@ export async function applyUnifiedDiff(root: string, patch: unknown): Promise<st
       lines.push(`deleted ${target.display}`);
     } else {
       await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-      await fs.writeFile(target.absolute, content);
+      await writeRegularText(target.absolute, target.display, content);
       lines.push(`${target.exists ? 'patched' : 'created'} ${target.display}`);
     }
   }

@@ -9,24 +9,23 @@ import { readFile } from '../workspace/readFile';
 import { searchText } from '../workspace/searchText';
 import { applyUnifiedDiff } from './applyPatch';
 import { checkRelative, confineForWrite } from './confineWrite';
-import { describeGate, runGate, type GateStep, type GateStepName } from './testGate';
-import type { Sandbox } from '../sandbox/sandbox';
+import { describeGate, type GateResult } from './testGate';
+import { writeRegularText } from './regularFile';
 
 export interface ChangeToolsOptions {
   /** The scratch clone: the only folder these tools see. */
   readonly root: string;
-  /** What run_tests runs (build, then tests). */
-  readonly testSteps: readonly GateStep[];
-  /** run_tests runs the model's code: in the sandbox, without network, the dependency folder read-only. */
-  readonly sandbox: Sandbox;
-  /** Folders run_tests must not see (the data folder, the source repository). */
-  readonly hidden?: readonly string[];
+  /**
+   * What run_tests runs: the build and tests through the run's one runner
+   * (GateRunner.runTests), so the model's own tests get the gate's sandbox,
+   * limits, environment and bounded output.
+   */
+  readonly runTests: (signal: AbortSignal) => Promise<GateResult>;
+  /** Per command, for the verdict's words. */
   readonly timeoutMs: number;
   readonly secrets?: readonly string[];
   /** Largest file write_file accepts. Default 1 MiB. */
   readonly maxWriteBytes?: number;
-  readonly onOutput?: (chunk: string) => void;
-  readonly onCommand?: (step: GateStepName) => void;
 }
 
 const MAX_RESULT_BYTES = 32 * 1024;
@@ -71,7 +70,7 @@ function writeTools(options: ChangeToolsOptions): Tool[] {
         if (Buffer.byteLength(args.content) > maxWriteBytes) throw new Error(`content is larger than ${maxWriteBytes} bytes`);
         const target = await confineForWrite(options.root, args.path);
         await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-        await fs.writeFile(target.absolute, args.content);
+        await writeRegularText(target.absolute, target.display, args.content);
         return `${target.exists ? 'wrote' : 'created'} ${target.display} (${Buffer.byteLength(args.content)} bytes)`;
       },
     },
@@ -86,18 +85,7 @@ function runTestsTool(options: ChangeToolsOptions): Tool {
   return {
     spec: toolSpec('run_tests', "Run the project's build and test commands; returns pass/fail and the output's tail.", {}, []),
     run: async (_args, signal) => {
-      const result = await runGate(options.testSteps, {
-        cwd: options.root,
-        sandbox: options.sandbox,
-        hidden: options.hidden,
-        network: false,
-        depsWritable: false,
-        timeoutMs: options.timeoutMs,
-        secrets: options.secrets,
-        signal,
-        onOutput: options.onOutput,
-        onCommand: options.onCommand,
-      });
+      const result = await options.runTests(signal);
       // The tail goes to the model provider: redacted like everything else that leaves the run.
       return `${result.passed ? 'PASSED' : 'FAILED'}: ${describeGate(result, options.timeoutMs)}\n${redact(result.tail, options.secrets ?? [])}`;
     },

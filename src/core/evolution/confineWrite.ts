@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { isGitInternal, within } from '../workspace/confine';
 import { WorkspaceToolError } from '../workspace/errors';
 import { DEPENDENCY_DIR } from '../sandbox/dependencies';
+import { describeType } from '../boundedRead';
 
 export interface WritablePath {
   /** Real absolute path to write (a symlink inside the clone resolved to its target). */
@@ -15,7 +16,8 @@ export interface WritablePath {
 /**
  * A path the model may write or delete in the scratch clone: relative, not
  * climbing out with `..`, not in `.git` or the dependency folder, and — checked on the real path of
- * the deepest part that exists — not through a symlink leading outside.
+ * the deepest part that exists — not through a symlink leading outside; a
+ * path that exists is a regular file.
  */
 export async function confineForWrite(root: string, input: unknown): Promise<WritablePath> {
   const relative = checkRelative(input);
@@ -41,7 +43,9 @@ export async function confineForWrite(root: string, input: unknown): Promise<Wri
   if (isGitInternal(inside)) throw new WorkspaceToolError('git-internal', `${relative} is inside git's own directory`);
   // Setup's folder survives between runs: a file written there would outlive the change and sit under the next gate.
   if (inside.split(path.sep)[0] === DEPENDENCY_DIR) throw new WorkspaceToolError('invalid', `${relative} is in ${DEPENDENCY_DIR}, which only the setup command fills; change the manifest instead`);
-  if (exists && (await fs.stat(absolute)).isDirectory()) throw new WorkspaceToolError('not-a-file', `${relative} is a folder`);
+  // A FIFO, socket or device a command left (regularFile.ts checks the descriptor again when it opens it).
+  const stat = exists ? await fs.lstat(absolute) : undefined;
+  if (stat !== undefined && !stat.isFile()) throw new WorkspaceToolError('not-a-file', `${relative} is ${describeType(stat)}; the change tools read and write regular files only`);
   return { absolute, display: inside.split(path.sep).join('/'), exists };
 }
 

@@ -2,6 +2,7 @@ import { setupInputsMatch, setupIsCurrent, setupPlan, setupStampFile, writeSetup
 import type { Scratch } from './scratchGit';
 import type { Sandbox } from '../sandbox/sandbox';
 import { runGate, type GateOptions, type GateResult, type GateStep } from './testGate';
+import { removeNestedRepositories } from './nestedRepos';
 
 export interface GateRunnerOptions {
   readonly scratch: Scratch;
@@ -26,8 +27,18 @@ export interface GateRunnerOptions {
   readonly onCommand: () => void;
 }
 
-/** The run's commands in the scratch clone: setup when needed, then build and tests, all in the sandbox. */
+/**
+ * The run's commands in the scratch clone: setup when needed, then build
+ * and tests, all in the sandbox; and the model's `run_tests`. One path for
+ * all of them (docs/architecture.md, "Evolution"): the same sandbox, what it
+ * hides, limits, environment, timeout and bounded output, so the record's
+ * `limits` is true of every command of the run. After each command, before
+ * any host git, every `.git` it left below the clone's top is removed
+ * (nestedRepos.ts) and remembered for the change's measure.
+ */
 export class GateRunner {
+  #removed: string[] = [];
+
   constructor(private readonly o: GateRunnerOptions) {}
 
   testSteps(): GateStep[] {
@@ -49,7 +60,7 @@ export class GateRunner {
     if (plan === undefined || (await setupIsCurrent(scratch.dir, setupCommand, setupStampFile(scratch)))) return undefined;
     const network = await setupInputsMatch(scratch, this.o.base, { secrets: this.o.secrets });
     this.o.print(`setup: ${plan.command}${plan.lockFile !== undefined ? ` (${plan.lockFile} changed)` : ''}${network ? '' : ' — without network: the manifest or lock file differs from HEAD'}`);
-    const setup = await runGate([{ name: 'setup', command: plan.command }], { ...this.gateOptions(), network, depsWritable: true });
+    const setup = await this.run([{ name: 'setup', command: plan.command }], { ...this.gateOptions(), network, depsWritable: true });
     if (setup.passed) await writeSetupStamp(scratch, plan, { secrets: this.o.secrets, signal: this.o.signal });
     return setup;
   }
@@ -58,8 +69,26 @@ export class GateRunner {
   async gate(): Promise<GateResult> {
     const setup = await this.ensureSetup();
     if (setup !== undefined && !setup.passed) return setup;
-    const result = await runGate(this.testSteps(), this.gateOptions());
+    const result = await this.run(this.testSteps(), this.gateOptions());
     return setup !== undefined ? { ...result, ms: result.ms + setup.ms } : result;
+  }
+
+  /** The model's `run_tests`: build and tests as the gate runs them, stopped by the tool call's signal. */
+  runTests(signal: AbortSignal): Promise<GateResult> {
+    return this.run(this.testSteps(), { ...this.gateOptions(), signal });
+  }
+
+  /** The `.git` entries removed after this runner's commands since the last call (relative to the clone), and forgets them. */
+  takeRemovedRepositories(): string[] {
+    return this.#removed.splice(0);
+  }
+
+  private async run(steps: readonly GateStep[], options: GateOptions): Promise<GateResult> {
+    try {
+      return await runGate(steps, options);
+    } finally {
+      this.#removed.push(...(await removeNestedRepositories(this.o.scratch)));
+    }
   }
 
   /** What every command of the run shares: the sandbox, what it hides, the timeout, the secrets, where output goes. */

@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkScratchPath, scratchGit, type Scratch, type ScratchGitOptions, type StagingEnv } from './scratchGit';
+import { removeNestedRepositories, repositoriesInChange } from './nestedRepos';
+import { listTree } from './treeListing';
 
 /** `candor.evolution.maxChangedBytes`' default: 1 MiB. */
 export const DEFAULT_MAX_CHANGED_BYTES = 1024 * 1024;
@@ -27,7 +29,7 @@ export interface ChangeSize {
   readonly tree: string;
 }
 
-/** A change refused before anything of it reached git: too many bytes or files. */
+/** A change refused before anything of it reached git: too many bytes or files, or a git repository in it. */
 export interface OversizeChange {
   readonly staged: false;
   readonly files: number;
@@ -37,10 +39,19 @@ export interface OversizeChange {
   readonly reason: string;
 }
 
+export interface MeasureOptions extends ScratchGitOptions {
+  /** The `.git` entries removed after the change phase's commands (GateRunner), beside those found now. */
+  readonly planted?: readonly string[];
+}
+
 /**
  * Measures what the change phase left in the scratch clone (new files too;
- * ignored files and the dependency folder not), in two steps:
+ * ignored files and the dependency folder not), in three steps:
  *
+ * 0. Before any git: every `.git` below the clone's top is removed
+ *    (nestedRepos.ts). One that git would have reported (in a submodule's
+ *    folder, or in a folder it would add) refuses the change, naming it;
+ *    one in an ignored folder does not.
  * 1. Before git stores anything: the paths `git status` reports, sized with
  *    `lstat`. Over `limits` the change is refused here, and no blob of it
  *    is ever written.
@@ -50,7 +61,9 @@ export interface OversizeChange {
  *    does not grow until the change is accepted (keepChange); a discarded
  *    change goes with the next reset.
  */
-export async function measureChange(scratch: Scratch, base: string, limits: ChangeLimits = { maxBytes: DEFAULT_MAX_CHANGED_BYTES }, options: ScratchGitOptions = {}): Promise<ChangeSize | OversizeChange> {
+export async function measureChange(scratch: Scratch, base: string, limits: ChangeLimits = { maxBytes: DEFAULT_MAX_CHANGED_BYTES }, options: MeasureOptions = {}): Promise<ChangeSize | OversizeChange> {
+  const repositories = await repositoriesLeft(scratch, base, options);
+  if (repositories.length > 0) return { staged: false, files: repositories.length, bytes: 0, diffstat: repositories.map((entry) => ` ${entry}`).join('\n'), reason: repositoriesReason(repositories) };
   const changed = await changedPaths(scratch, limits.maxBytes, options);
   const bytes = changed.reduce((sum, c) => sum + c.bytes, 0);
   const over: string[] = [];
@@ -69,6 +82,18 @@ export async function measureChange(scratch: Scratch, base: string, limits: Chan
   const counted = countNumstat(output);
   const tree = (await scratchGit(scratch, ['write-tree'], withStaging)).trim();
   return { staged: true, bytes, ...counted, tree };
+}
+
+/** The `.git` entries of the change (removed by now), those the commands left before and those found now. */
+async function repositoriesLeft(scratch: Scratch, base: string, options: MeasureOptions): Promise<string[]> {
+  const removed = [...(options.planted ?? []), ...(await removeNestedRepositories(scratch))];
+  if (removed.length === 0) return [];
+  return repositoriesInChange(scratch, removed, (await listTree(scratch, base, options)).gitlinks, options);
+}
+
+function repositoriesReason(entries: readonly string[]): string {
+  const named = entries.slice(0, 5).join(', ') + (entries.length > 5 ? ` and ${entries.length - 5} more` : '');
+  return `the change holds a git repository (${named}): a .git folder or file that a command left in a submodule's folder or in a folder git would add. Candor removed it (its git never enters a repository the model could have made), and commits nothing of this change`;
 }
 
 /** Undefined when the change fits, else the reason it is too big. */
@@ -155,7 +180,7 @@ interface ChangedPath {
  */
 async function changedPaths(scratch: Scratch, stopAbove: number, options: ScratchGitOptions): Promise<ChangedPath[]> {
   const dir = checkScratchPath(scratch);
-  const status = await scratchGit(scratch, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=none'], options);
+  const status = await scratchGit(scratch, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=all'], options);
   const found: ChangedPath[] = [];
   let total = 0;
   for (const entry of status.split('\0')) {

@@ -65,6 +65,8 @@ class EvolutionRun {
   #gateRunner: GateRunner | undefined;
   /** What of the agent's repository the commands must not see (its git dirs, main checkout, worktrees, alternates, superproject). */
   #repositoryHidden: readonly string[] = [];
+  /** HEAD's submodule folders, empty in the clone. */
+  #gitlinks: readonly string[] = [];
   /** True once any command (setup, build, test, run_tests) started: the record names the sandbox then. */
   #ranCommand = false;
   /** The API key and every credential of the environment: kept out of commits, records, output and the commands' environment. */
@@ -145,6 +147,8 @@ class EvolutionRun {
     this.#base = head;
     this.io.print(`${prepared.cloned ? 'cloned' : prepared.fetched ? 'refreshed' : 'reused'} ${prepared.scratch.dir}`);
     this.io.print(`at the agent repository's HEAD ${head.slice(0, 12)} — committed work only: uncommitted work is not included`);
+    this.#gitlinks = prepared.gitlinks;
+    if (this.#gitlinks.length > 0) this.io.print(`left empty: ${emptySubmodules(this.#gitlinks)}`);
 
     if (o.ciCulprit !== undefined) {
       this.#enter('revert');
@@ -231,7 +235,7 @@ class EvolutionRun {
       return undefined;
     }
     throwIfCancelled(this.options.signal);
-    const failing = `HEAD ${head.slice(0, 12)} fails the gate (${described})`;
+    const failing = `HEAD ${head.slice(0, 12)} fails the gate (${described})${this.#gitlinks.length > 0 ? `, with ${emptySubmodules(this.#gitlinks)}` : ''}`;
     if (history.base === undefined) return { outcome: 'error', reason: `${failing}, and no earlier commit is known to pass (none of the newest ${MAX_FIRST_PARENTS} on its first-parent chain); nothing reverted`, gate: result };
     if (history.candidates.length === 0) return { outcome: 'error', reason: `${failing}: HEAD fails its own tests, and not because of a Candor change (none after ${history.base.slice(0, 12)}, the newest commit known to pass)`, gate: result };
     return this.#rollBack(scratch, gates, head, history.candidates, described, gatedFile);
@@ -301,16 +305,18 @@ class EvolutionRun {
     const rants = [picked.rant.id];
     const gates = this.#gates(base);
     this.#enter('change');
-    const tools = changeTools({ ...gates.commandOptions(), root: scratch.dir, testSteps: gates.testSteps() });
+    // What HEAD's gate left is not the change's: only the change phase's commands count for its measure.
+    gates.takeRemovedRepositories();
+    const tools = changeTools({ root: scratch.dir, runTests: (signal) => gates.runTests(signal), timeoutMs: o.timeoutMs, secrets: this.#secrets });
     const request = { rant: picked.rant, class: picked.class, note: picked.note, maxChangedLines: o.maxChangedLines, maxChangedFiles: o.maxChangedFiles, sandbox: (this.#sandbox as Sandbox).kind };
     const loop = await runChangeLoop(request, { model, tools, maxRounds: o.maxRounds, signal: o.signal, onTool: (line) => this.io.print(`  ${line}`), onNotice: (line) => this.io.print(line) });
     this.io.print(`${loop.rounds} request(s), ${loop.toolCalls} tool call(s)${loop.outOfRounds ? ' — stopped at the round limit' : ''}`);
     throwIfCancelled(o.signal);
-    const size = await measureChange(scratch, base, { maxBytes: o.maxChangedBytes ?? DEFAULT_MAX_CHANGED_BYTES, maxFiles: o.maxChangedFiles });
+    const size = await measureChange(scratch, base, { maxBytes: o.maxChangedBytes ?? DEFAULT_MAX_CHANGED_BYTES, maxFiles: o.maxChangedFiles }, { planted: gates.takeRemovedRepositories() });
+    if (!size.staged) return { outcome: 'discarded', rants, reason: size.reason, diffstat: size.diffstat };
     if (size.files === 0) {
       return { outcome: 'nothing-to-evolve', rants, reason: `the model made no change${loop.summary !== '' ? `: ${firstLine(loop.summary, 100)}` : ''}` };
     }
-    if (!size.staged) return { outcome: 'discarded', rants, reason: size.reason, diffstat: size.diffstat };
     this.io.print(`change: ${size.files} file(s), +${size.insertions} −${size.deletions}`);
     const big = tooBig(size, o.maxChangedLines, o.maxChangedFiles);
     if (big !== undefined) return { outcome: 'discarded', rants, reason: big, diffstat: size.diffstat };
@@ -404,3 +410,8 @@ class EvolutionRun {
   }
 }
 
+/** `2 submodule folder(s) (sub, lib/x), which Candor does not populate in the scratch clone` */
+function emptySubmodules(gitlinks: readonly string[]): string {
+  const named = gitlinks.slice(0, 5).join(', ') + (gitlinks.length > 5 ? ` and ${gitlinks.length - 5} more` : '');
+  return `${gitlinks.length} submodule folder(s) (${named}), which Candor does not populate in the scratch clone`;
+}

@@ -1,8 +1,13 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hashBounded, isUnsafeFile, readBounded } from '../boundedRead';
-import { isEvolutionError } from './errors';
+import { EvolutionError, isEvolutionError } from './errors';
+import { isKindError } from '../kindError';
+import { RemovalError, removeTree } from '../process/removeTree';
+import { clearToTree, restoreGitlinkFolders } from './cleanTree';
+import { removeNestedRepositories } from './nestedRepos';
+import { filterRefusal, listTree, type TreeListing } from './treeListing';
 import { discardStaging } from './measure';
 import { DEPENDENCY_DIR } from '../sandbox/dependencies';
 import { repoPaths } from './paths';
@@ -23,6 +28,8 @@ export interface PreparedScratch {
   readonly cloned: boolean;
   /** True when the commit had to be fetched from the repository. */
   readonly fetched: boolean;
+  /** The commit's submodule folders, left empty: Candor never populates submodules in the clone. */
+  readonly gitlinks: readonly string[];
 }
 
 export interface PrepareOptions extends ScratchGitOptions {
@@ -35,48 +42,70 @@ export interface PrepareOptions extends ScratchGitOptions {
   readonly setupCommand: string;
 }
 
+/**
+ * The clone at the repository's HEAD, clean. A clone that is unusable, or
+ * that cannot be reset, is renamed aside (removed in the background) and
+ * made afresh, so one broken clone never breaks the next run. A HEAD whose
+ * `.gitattributes` names a filter is refused (`refused`, see filterRefusal).
+ */
 export async function prepareScratch(options: PrepareOptions): Promise<PreparedScratch> {
   const scratch: Scratch = { dataDir: options.dataDir, dir: repoPaths(options.dataDir, options.repositoryRoot).scratch };
   checkScratchPath(scratch);
+  removeAsides(scratch);
   let cloned = false;
   if (!(await isUsableClone(scratch))) {
-    await removeScratch(scratch);
+    await setAside(scratch);
     await cloneIntoScratch(scratch, options.repositoryRoot, options);
     cloned = true;
   }
   try {
-    const fetched = await bringCommit(scratch, options);
-    await resetTo(scratch, options.head, options.setupCommand, options);
-    return { scratch, cloned, fetched };
+    return { scratch, cloned, ...(await bringToHead(scratch, options)) };
   } catch (err) {
     if (cloned || !mayReclone(err)) throw err;
-    // A clone damaged by a killed run, or one that cannot be reset (a folder git will not remove): start it over once.
-    await removeScratch(scratch);
+    // A clone damaged by a killed run, or one that cannot be reset: start it over once.
+    await setAside(scratch);
     await cloneIntoScratch(scratch, options.repositoryRoot, options);
-    const fetched = await bringCommit(scratch, options);
-    await resetTo(scratch, options.head, options.setupCommand, options);
-    return { scratch, cloned: true, fetched };
+    return { scratch, cloned: true, ...(await bringToHead(scratch, options)) };
   }
 }
 
-/** Git failed, a file could not be read safely, or the file system refused: a fresh clone may fix it; a cancel may not be undone. */
+async function bringToHead(scratch: Scratch, options: PrepareOptions): Promise<{ fetched: boolean; gitlinks: readonly string[] }> {
+  // Before any git: the clone holds whatever the last run's commands left in it.
+  await removeNestedRepositories(scratch);
+  const fetched = await bringCommit(scratch, options);
+  const listing = await listTree(scratch, options.head, options);
+  const refusal = await filterRefusal(scratch, listing, options);
+  if (refusal !== undefined) throw new EvolutionError('refused', refusal);
+  await resetScrubbed(scratch, options.head, listing, options.setupCommand, options);
+  return { fetched, gitlinks: listing.gitlinks };
+}
+
+/** Git failed, a file could not be read safely or removed, or the file system refused: a fresh clone may fix it; a cancel may not be undone. */
 function mayReclone(err: unknown): boolean {
   if (isEvolutionError(err)) return err.kind === 'scratch-git';
-  return isUnsafeFile(err) || typeof (err as NodeJS.ErrnoException | undefined)?.code === 'string';
+  return isUnsafeFile(err) || isKindError(err, RemovalError) || typeof (err as NodeJS.ErrnoException | undefined)?.code === 'string';
 }
 
 /**
  * Puts the clone at `commit`, a clean start (docs/architecture.md,
- * "Sandbox"): forced detached checkout, hard reset, then everything git
- * does not track goes, ignored files included, and what git cannot see (a
- * FIFO, a socket, a device node). The one exception is the dependency
- * folder, kept only when setup itself filled it for the very setup inputs
- * the clean checkout now holds (see dependenciesReusable); with no lock file
- * it always goes. Also clears what a killed run may have left: lock files,
- * an unfinished revert, a staged change. Files are read only after the
- * clean, and only with bounds.
+ * "Evolution"). Before any git, every `.git` below the top goes
+ * (nestedRepos.ts), then everything the commit does not hold, at any depth
+ * and of any kind, ignored files included, and every submodule folder's
+ * contents (cleanTree.ts); then a forced detached checkout and a hard reset
+ * restore what it holds. The one exception is the dependency folder, kept
+ * only when setup itself filled it for the very setup inputs the clean
+ * checkout now holds (see dependenciesReusable); with no lock file it always
+ * goes. Also clears what a killed run may have left: lock files, an
+ * unfinished revert, a staged change. Files are read only after the clean,
+ * and only with bounds.
  */
 export async function resetTo(scratch: Scratch, commit: string, setupCommand: string, options: ScratchGitOptions = {}): Promise<void> {
+  await removeNestedRepositories(scratch);
+  await resetScrubbed(scratch, commit, await listTree(scratch, commit, options), setupCommand, options);
+}
+
+/** resetTo once the nested `.git` entries are gone and the commit's tree is listed (a run's start does both first). */
+async function resetScrubbed(scratch: Scratch, commit: string, listing: TreeListing, setupCommand: string, options: ScratchGitOptions): Promise<void> {
   const dir = checkScratchPath(scratch);
   const gitDir = path.join(dir, '.git');
   for (const stale of ['index.lock', 'HEAD.lock', 'sequencer', 'REVERT_HEAD', 'CHERRY_PICK_HEAD', 'MERGE_HEAD']) {
@@ -84,14 +113,13 @@ export async function resetTo(scratch: Scratch, commit: string, setupCommand: st
   }
   await discardStaging(scratch);
   excludeDependencies(gitDir);
+  await clearToTree(dir, listing, DEPENDENCY_DIR);
   await scratchGit(scratch, ['checkout', '--quiet', '--force', '--detach', commit], options);
   await scratchGit(scratch, ['reset', '--quiet', '--hard', commit], options);
-  // -ff: a repository the model's code nested in the clone goes too. Anchored: only the top-level dependency folder waits for the decision below.
-  await scratchGit(scratch, ['clean', '-ffdxq', '-e', `/${DEPENDENCY_DIR}`], options);
-  await removeSpecialFiles(dir);
-  if (!(await dependenciesReusable(scratch, setupCommand))) {
+  await restoreGitlinkFolders(dir, listing);
+  if (!listing.folders.has(DEPENDENCY_DIR) && !(await dependenciesReusable(scratch, setupCommand))) {
     await fs.promises.rm(setupStampFile(scratch), { force: true });
-    await scratchGit(scratch, ['clean', '-ffdxq'], options);
+    await removeTree(path.join(dir, DEPENDENCY_DIR));
   }
 }
 
@@ -108,26 +136,6 @@ async function dependenciesReusable(scratch: Scratch, setupCommand: string): Pro
   if (deps?.isDirectory() !== true) return false;
   const stamp = await readStamp(setupStampFile(scratch));
   return stamp?.stamp === plan.stamp && stamp.reusable === true;
-}
-
-/**
- * `git clean` leaves what git does not list: a FIFO, a socket or a device
- * node in a folder that also holds tracked files. Anything in the clone that
- * is not a file, a folder or a symlink is removed (the dependency folder and
- * `.git` aside), never followed.
- */
-async function removeSpecialFiles(dir: string): Promise<void> {
-  const pending = [dir];
-  while (pending.length > 0) {
-    const current = pending.pop() as string;
-    for (const entry of await fs.promises.readdir(current, { withFileTypes: true })) {
-      const full = path.join(current, entry.name);
-      // The dependency folder waits for dependenciesReusable; a FIFO by its name does not.
-      if (current === dir && (entry.name === '.git' || (entry.name === DEPENDENCY_DIR && entry.isDirectory()))) continue;
-      if (entry.isDirectory()) pending.push(full);
-      else if (!entry.isFile() && !entry.isSymbolicLink()) await fs.promises.rm(full, { force: true });
-    }
-  }
 }
 
 /**
@@ -212,7 +220,7 @@ async function readStamp(stampFile: string): Promise<SetupStamp | undefined> {
  * change chose, and the next run must not inherit it.
  */
 export async function writeSetupStamp(scratch: Scratch, plan: SetupPlan, options: ScratchGitOptions = {}): Promise<void> {
-  const status = await scratchGit(scratch, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], options);
+  const status = await scratchGit(scratch, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all'], options);
   const reusable = plan.lockFile !== undefined && status.split('\0').every((entry) => entry === '');
   await fs.promises.writeFile(setupStampFile(scratch), `${JSON.stringify({ stamp: plan.stamp, command: plan.command, lockFile: plan.lockFile ?? null, reusable })}\n`);
 }
@@ -264,13 +272,16 @@ async function blobId(file: string, algorithm: 'sha1' | 'sha256', label: string)
 }
 
 /**
- * A clone Candor can keep using: its git directory is there, and nothing in
- * it names the source (a clone made before `--no-hardlinks` had a reflog:
- * it is made afresh, objects copied). A clone damaged otherwise is caught by
- * the first command and cloned afresh (see prepareScratch).
+ * A clone Candor can keep using: its git directory is a real folder (not a
+ * gitfile or a link, which would aim git elsewhere) with HEAD and objects,
+ * and nothing in it names the source (a clone made before `--no-hardlinks`
+ * had a reflog: it is made afresh, objects copied). A clone damaged
+ * otherwise is caught by the first command and set aside (see
+ * prepareScratch).
  */
 async function isUsableClone(scratch: Scratch): Promise<boolean> {
   const gitDir = path.join(scratch.dir, '.git');
+  if ((await fs.promises.lstat(gitDir).catch(() => undefined))?.isDirectory() !== true) return false;
   return fs.existsSync(path.join(gitDir, 'HEAD')) && fs.existsSync(path.join(gitDir, 'objects')) && !SOURCE_TRACES.some((name) => fs.existsSync(path.join(gitDir, name)));
 }
 
@@ -305,10 +316,49 @@ function excludeDependencies(gitDir: string): void {
   if (!text.split('\n').includes(line)) fs.writeFileSync(file, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}# Candor: dependencies installed in the scratch clone\n${line}\n`);
 }
 
-/** The clone, and with it what described it: the setup stamp and a staged change. */
-async function removeScratch(scratch: Scratch): Promise<void> {
+/** Removals of set-aside clones still under way in this process. */
+const removing = new Set<string>();
+
+/**
+ * The clone out of the way at once, and with it what described it (the
+ * setup stamp, a staged change): renamed to `<repo-id>.aside-<pid>-<random>`
+ * beside it, and removed in the background, at any depth. A clone that
+ * cannot even be renamed is removed in place.
+ */
+async function setAside(scratch: Scratch): Promise<void> {
   const dir = checkScratchPath(scratch);
-  await fs.promises.rm(dir, { recursive: true, force: true });
+  if ((await fs.promises.lstat(dir).catch(() => undefined)) !== undefined) {
+    const aside = `${dir}${ASIDE}${process.pid}-${randomBytes(4).toString('hex')}`;
+    try {
+      await fs.promises.rename(dir, aside);
+      removeInBackground(aside);
+    } catch {
+      await removeTree(dir);
+    }
+  }
   await fs.promises.rm(setupStampFile(scratch), { force: true });
   await discardStaging(scratch);
+}
+
+const ASIDE = '.aside-';
+
+/** Clones of this repository set aside by earlier runs (whose background removal did not finish), removed in the background. */
+function removeAsides(scratch: Scratch): void {
+  const dir = checkScratchPath(scratch);
+  const prefix = `${path.basename(dir)}${ASIDE}`;
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(path.dirname(dir)).filter((name) => name.startsWith(prefix));
+  } catch {
+    return;
+  }
+  for (const name of names) removeInBackground(path.join(path.dirname(dir), name));
+}
+
+function removeInBackground(aside: string): void {
+  if (removing.has(aside)) return;
+  removing.add(aside);
+  void removeTree(aside)
+    .catch(() => undefined)
+    .finally(() => removing.delete(aside));
 }

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { childEnvironment } from '../process/environment';
 import { gitBinary } from '../process/gitBinary';
 import { EvolutionError } from './errors';
 import { SCRATCH_DIR } from './paths';
 import { realPathLenient } from '../realPath';
+import { CANDOR_IDENTITY } from '../identity';
 
 /**
  * Git in Candor's own scratch clone — where any command may run (clone,
@@ -16,12 +18,17 @@ import { realPathLenient } from '../realPath';
  * repository. A bug elsewhere cannot aim these at the workspace.
  *
  * The clone holds code the model wrote, so git here trusts nothing in it
- * (docs/architecture.md, "Sandbox"): git is the absolute one from PATH,
- * hooks come from an empty folder outside the clone, no fsmonitor runs, and
- * only the file protocol is allowed (an `insteadOf` rule cannot turn the
- * source path into a command). Its work tree may belong to the gate's
- * unprivileged uid while `.git` stays Candor's: `safe.directory` names the
- * clone so git does not refuse it. What git prints is read up to a cap.
+ * (docs/architecture.md, "Sandbox"): git is the absolute one from PATH, and
+ * reads no config but the clone's own and Candor's `-c` pairs (no system or
+ * user config, whose drivers a `.gitattributes` of the model's could name; no
+ * inherited `GIT_*` variable); hooks come from an empty folder outside the
+ * clone, no fsmonitor runs, no automatic gc or maintenance starts, no
+ * submodule is entered, and only the file protocol is allowed (an `insteadOf`
+ * rule cannot turn the source path into a command). Its work tree may belong
+ * to the gate's unprivileged uid while `.git` stays Candor's:
+ * `safe.directory` names the clone, and only it, so git does not refuse it.
+ * What git prints is read up to a cap. Callers remove every `.git` below the
+ * clone's top before git runs after a command (nestedRepos.ts).
  */
 
 export interface Scratch {
@@ -40,6 +47,8 @@ export interface ScratchGitOptions {
   readonly maxOutputBytes?: number;
   /** A separate index and object folder (see measure.ts): where a change is staged before it is accepted. */
   readonly staging?: StagingEnv;
+  /** Exit codes besides 0 that are an answer, not a failure (`check-ignore` exits 1 when nothing is ignored). */
+  readonly answerCodes?: readonly number[];
 }
 
 /** Git's own variables for a staged change: a temporary index, and new objects kept apart from the clone's. */
@@ -121,17 +130,30 @@ export function noHooksDir(scratch: Scratch): string {
 
 /**
  * What every scratch git command carries: no hooks from the clone, no
- * fsmonitor program, no signature program, and the clone named safe (its
- * work tree may be owned by the gate's uid).
+ * fsmonitor program, no signature program, no attributes file of the user's,
+ * no automatic gc or maintenance (each a process of its own, after the
+ * command), no submodule looked into (a second line behind the removal of
+ * every nested `.git`: porcelain commands honour it, `diff-files` and
+ * `add` do not), Candor's identity, and the clone named safe (its work tree
+ * may be owned by the gate's uid).
  */
 function hardening(scratch: Scratch): string[] {
   const dir = path.resolve(scratch.dir);
-  return ['-c', `core.hooksPath=${noHooksDir(scratch)}`, '-c', 'core.fsmonitor=false', '-c', 'log.showSignature=false', '-c', `safe.directory=${dir}`, '-c', `safe.directory=${path.join(dir, '.git')}`];
+  const pairs = [
+    `core.hooksPath=${noHooksDir(scratch)}`, 'core.fsmonitor=false', `core.attributesFile=${os.devNull}`, 'log.showSignature=false',
+    'gc.auto=0', 'maintenance.auto=false', 'diff.ignoreSubmodules=all', 'submodule.recurse=false', 'fetch.recurseSubmodules=false',
+    ...CANDOR_IDENTITY, `safe.directory=${dir}`, `safe.directory=${path.join(dir, '.git')}`,
+  ];
+  return pairs.flatMap((pair) => ['-c', pair]);
 }
 
-/** Beside PATH and the locale: where the user's own git config is (the clone is made with it), and the temp folder. */
-const SCRATCH_GIT_NAMES = ['HOME', 'USER', 'LOGNAME', 'TMPDIR', 'XDG_CONFIG_HOME'];
-const SCRATCH_GIT_SET = { LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'file' };
+/**
+ * Beside PATH and the locale: the user's name and the temp folder. Not the
+ * home: no config of the user's (or of the system) is read, so a driver they
+ * defined (`filter.lfs`) never runs on what the model left.
+ */
+const SCRATCH_GIT_NAMES = ['USER', 'LOGNAME', 'TMPDIR'];
+const SCRATCH_GIT_SET = { LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_ALLOW_PROTOCOL: 'file', GIT_CONFIG_GLOBAL: os.devNull, GIT_CONFIG_NOSYSTEM: '1' };
 
 interface RunOptions extends ScratchGitOptions {
   readonly scratch: Scratch;
@@ -181,7 +203,7 @@ function runGit(cwd: string, gitArgs: readonly string[], options: RunOptions): P
         reject(new EvolutionError('scratch-git', `git ${subcommand} in the scratch clone printed more than ${maxOutput} bytes; Candor stopped it`));
         return;
       }
-      if (code === 0) {
+      if (code === 0 || (code !== null && options.answerCodes?.includes(code) === true)) {
         resolve(Buffer.concat(out));
         return;
       }

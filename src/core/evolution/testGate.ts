@@ -9,6 +9,8 @@ import { gateEnvironment } from '../process/environment';
 import { prepareForGateUser, type GateUser } from '../sandbox/gateUser';
 import { GateInputs, prepareSandbox, type Sandbox } from '../sandbox/sandbox';
 import { realOrResolved } from '../realPath';
+import { removeTree } from '../process/removeTree';
+import { isAlive } from '../process/lockFile';
 
 export type GateStepName = 'setup' | 'build' | 'test';
 
@@ -70,18 +72,21 @@ const SUMMARY_TAIL_BYTES = 64 * 1024;
 /**
  * Runs the steps in order in the scratch clone, each inside the sandbox;
  * stops at the first that does not pass. The steps get a throwaway home
- * and temp folder, made fresh for this call and removed after it, so nothing
- * a command leaves there reaches the next run: host folders the steps share,
- * or, where the limits allow it, in-memory folders of the disk limit's size,
- * fresh for each step (docs/architecture.md, "Sandbox", limits). When the
- * sandbox runs the commands as the gate user, the clone's work tree and the
- * throwaway pair are made that user's first (prepareForGateUser), so what
- * Candor wrote in the clone since the last call is writable too. With
- * limits, the steps share one cgroup, made before the first command and
- * removed after the result (gateCgroups.ts).
+ * and temp folder, made fresh for this call and removed after it at any
+ * depth, so nothing a command leaves there reaches the next run (what an
+ * earlier gate could not remove goes at the next one): host folders the
+ * steps share, or, where the limits allow it, in-memory folders of the disk
+ * limit's size, fresh for each step (docs/architecture.md, "Sandbox",
+ * limits). When the sandbox runs the commands as the gate user, the clone's
+ * work tree and the throwaway pair are made that user's first
+ * (prepareForGateUser), so what Candor wrote in the clone since the last
+ * call is writable too. With limits, the steps share one cgroup, made before
+ * the first command and removed after the result (gateCgroups.ts).
  */
 export async function runGate(steps: readonly GateStep[], options: GateOptions): Promise<GateResult> {
-  const throwaway = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-gate-'));
+  await removeStaleThrowaways();
+  const throwaway = fs.mkdtempSync(path.join(os.tmpdir(), `${THROWAWAY_PREFIX}${process.pid}-`));
+  inUse.add(throwaway);
   const home = path.join(throwaway, 'home');
   const tmp = path.join(throwaway, 'tmp');
   fs.mkdirSync(home);
@@ -145,11 +150,53 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
     return last;
   } finally {
     if (cgroup !== undefined) releaseGateCgroup(cgroup);
-    try {
-      fs.rmSync(throwaway, { recursive: true, force: true });
-    } catch {
-      // A command may leave a folder its owner cannot enter; a stray temp folder is no reason to fail the gate.
-    }
+    await removeThrowaway(throwaway);
+  }
+}
+
+/** `candor-gate-<pid>-<random>`: the pid of the process whose gate made it, so that a later one knows whether it may go. */
+const THROWAWAY_PREFIX = 'candor-gate-';
+/** This process's throwaway folders of gates still running. */
+const inUse = new Set<string>();
+
+/**
+ * The throwaway pair goes, at any depth (removeTree: a command may leave a
+ * tree deeper than PATH_MAX, or folders its owner cannot enter). A removal
+ * that fails anyway does not fail the gate: the folder is left to the next
+ * gate's sweep (removeStaleThrowaways), which tries it again.
+ */
+async function removeThrowaway(throwaway: string): Promise<void> {
+  try {
+    await removeTree(throwaway);
+  } catch {
+    // Swept by the next gate: it is no longer in use.
+  } finally {
+    inUse.delete(throwaway);
+  }
+}
+
+/**
+ * Throwaway folders that earlier gates left in the temp folder: each is
+ * removed when the process named in it is gone, or is this one and no gate
+ * of it uses the folder. One of a live process (another window's gate may be
+ * running) stays; so does one another user owns.
+ */
+async function removeStaleThrowaways(): Promise<void> {
+  const tmp = os.tmpdir();
+  let names: string[];
+  try {
+    names = fs.readdirSync(tmp).filter((name) => name.startsWith(THROWAWAY_PREFIX));
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const pid = Number(/^candor-gate-(\d+)-/.exec(name)?.[1] ?? Number.NaN);
+    const folder = path.join(tmp, name);
+    if (!Number.isInteger(pid) || pid <= 0 || inUse.has(folder) || (pid !== process.pid && isAlive(pid))) continue;
+    const stat = await fs.promises.lstat(folder).catch(() => undefined);
+    if (stat?.isDirectory() !== true || (uid !== undefined && stat.uid !== uid)) continue;
+    await removeTree(folder).catch(() => undefined);
   }
 }
 

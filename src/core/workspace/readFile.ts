@@ -1,4 +1,6 @@
+import { constants as fsConstants, type Stats } from 'node:fs';
 import * as fs from 'node:fs/promises';
+import { describeType } from '../boundedRead';
 import { formatCount, truncationMarker, utf8Boundary } from './bounded';
 import { confine } from './confine';
 import { WorkspaceToolError } from './errors';
@@ -21,16 +23,23 @@ export interface ReadFileResult {
 
 export const DEFAULT_READ_BYTES = 64 * 1024;
 
-/** Reads a workspace file from disk, bounded, refusing paths outside the workspace folders. */
+/**
+ * Opened without following a link and without waiting (a FIFO opens at
+ * once), then checked on the descriptor: a FIFO, socket or device a command
+ * left is refused, never read (a read would wait for a writer forever).
+ */
+const OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
+
+/** Reads a workspace file from disk, bounded, refusing paths outside the workspace folders and anything but a regular file. */
 export async function readFile(roots: readonly string[], relPath: string, options: ReadFileOptions = {}): Promise<ReadFileResult> {
   const maxBytes = checkBound(options.maxBytes ?? DEFAULT_READ_BYTES, 'maxBytes');
   const target = await confine(roots, relPath);
-  const stat = await fs.stat(target.absolute);
-  if (!stat.isFile()) throw new WorkspaceToolError('not-a-file', `${target.display} is not a file`);
-
-  const handle = await fs.open(target.absolute, 'r');
+  const handle = await openRegular(target.absolute, target.display);
   let bytes: Buffer;
+  let stat: Stats;
   try {
+    stat = await handle.stat();
+    if (!stat.isFile()) throw new WorkspaceToolError('not-a-file', `${target.display} is not a file (${describeType(stat)})`);
     const buffer = Buffer.alloc(Math.min(stat.size, maxBytes) + 4);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     bytes = buffer.subarray(0, bytesRead);
@@ -57,6 +66,17 @@ export async function readFile(roots: readonly string[], relPath: string, option
     binary: false,
     totalBytes,
   };
+}
+
+/** `absolute` is a real path (confine resolved it): a link there now was put in place since. */
+async function openRegular(absolute: string, display: string): Promise<fs.FileHandle> {
+  try {
+    return await fs.open(absolute, OPEN_FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENXIO' || code === 'EISDIR') throw new WorkspaceToolError('not-a-file', `${display} is not a file`);
+    throw err;
+  }
 }
 
 export function checkBound(value: number, name: string): number {

@@ -6,6 +6,7 @@ import { WorkspaceToolError } from './errors';
 import { checkBound } from './readFile';
 import { decodeUtf8, looksBinary, walk } from './walk';
 import { clip } from '../text';
+import { readBounded } from '../boundedRead';
 
 export interface SearchTextOptions {
   /** Largest number of matching lines shown. Default 200. */
@@ -84,12 +85,11 @@ async function startFrom(roots: readonly string[], dir: string): Promise<{ root:
   return { root: target.root, absolute: target.absolute, prefix: target.display === '.' ? '' : target.display };
 }
 
+/** A regular file's text, read through boundedRead (no link followed, no FIFO waited on); anything else is skipped. */
 async function readText(file: string): Promise<string | undefined> {
   try {
-    const stat = await fs.stat(file);
-    if (stat.size > MAX_FILE_BYTES) return undefined;
-    const bytes = await fs.readFile(file);
-    return looksBinary(bytes) ? undefined : decodeUtf8(bytes);
+    const bytes = await readBounded(file, MAX_FILE_BYTES);
+    return bytes === undefined || looksBinary(bytes) ? undefined : decodeUtf8(bytes);
   } catch {
     return undefined;
   }

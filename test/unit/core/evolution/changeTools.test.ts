@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { changeTools } from '../../../../src/core/evolution/changeTools';
+import { GateRunner, type GateRunnerOptions } from '../../../../src/core/evolution/gateRunner';
 import type { ToolHost } from '../../../../src/core/chat/tools';
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
@@ -20,9 +21,16 @@ describe('change tools: confined to the scratch clone', () => {
   before(async () => {
     sandbox = await requiredSandbox();
   });
+  let parent: string;
+  /** The tools as the pipeline makes them: run_tests through the run's one runner (GateRunner). */
+  const toolsFor = (sandbox: Sandbox, command: string, extra: Partial<GateRunnerOptions> = {}): ToolHost => {
+    const runner = new GateRunner({ scratch: { dataDir: parent, dir: root }, base: 'HEAD', sandbox, hidden: [], testCommand: command, timeoutMs: 10_000, print: () => undefined, onCommand: () => undefined, ...extra });
+    return changeTools({ root, runTests: (signal) => runner.runTests(signal), timeoutMs: 10_000, ...(extra.secrets !== undefined ? { secrets: extra.secrets } : {}) });
+  };
   beforeEach(() => {
-    const parent = tempDir('candor-tools-');
-    root = path.join(parent, 'clone');
+    parent = tempDir('candor-tools-');
+    // Where the pipeline keeps a clone: the runner's clean-up after a command refuses any other place.
+    root = path.join(parent, 'scratch', 'clone');
     outside = path.join(parent, 'outside');
     write(root, 'src/a.js', 'one\ntwo\nthree\n');
     write(root, '.git/config', '[core]\n');
@@ -31,7 +39,7 @@ describe('change tools: confined to the scratch clone', () => {
     fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'secret-link.txt'));
     fs.symlinkSync(path.join(root, 'src'), path.join(root, 'link-in'));
     fs.symlinkSync(path.join(outside, 'missing.txt'), path.join(root, 'dangling.txt'));
-    tools = changeTools({ root, sandbox, testSteps: [{ name: 'test', command: 'echo "key=${OPENAI_API_KEY:-none}"; exit 0' }], timeoutMs: 5000 });
+    tools = toolsFor(sandbox, 'echo "key=${OPENAI_API_KEY:-none}"; exit 0');
   });
   afterEach(() => removeTempDirs());
 
@@ -114,9 +122,9 @@ describe('change tools: confined to the scratch clone', () => {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;
       else process.env.OPENAI_API_KEY = saved;
     }
-    const printsKey = { root, sandbox, testSteps: [{ name: 'test' as const, command: "printf 'live-key-123456\\n'" }], timeoutMs: 5000 };
-    assert.match(await changeTools(printsKey).run('run_tests', '{}', signal), /\nlive-key-123456\n$/, 'the trap: the test prints it');
-    assert.match(await changeTools({ ...printsKey, secrets: ['live-key-123456'] }).run('run_tests', '{}', signal), /\n\[redacted\]\n$/, 'the tail sent back to the model is redacted');
+    const printsKey = "printf 'live-key-123456\\n'";
+    assert.match(await toolsFor(sandbox, printsKey).run('run_tests', '{}', signal), /\nlive-key-123456\n$/, 'the trap: the test prints it');
+    assert.match(await toolsFor(sandbox, printsKey, { secrets: ['live-key-123456'] }).run('run_tests', '{}', signal), /\n\[redacted\]\n$/, 'the tail sent back to the model is redacted');
     assert.match(await tools.run('write_file', '{not json', signal), /^Error: /);
     assert.match(await call('write_file', { path: 'x.txt' }), /^Error: content must be a string/);
     assert.match(await call('delete_everything', {}), /^Error: there is no tool "delete_everything"/);
@@ -130,9 +138,8 @@ describe('change tools: confined to the scratch clone', () => {
       'echo planted > node_modules/dep/index.js 2>/dev/null && echo DEPS-WRITTEN',
       `cat ${JSON.stringify(path.join(outside, 'secret.txt'))} 2>/dev/null || echo OUTSIDE-UNSEEN`,
     ].join('\n');
-    const steps = [{ name: 'test' as const, command: script }];
     // The trap: the same script without the sandbox writes .git and node_modules.
-    const plain = changeTools({ root, sandbox: NO_SANDBOX, hidden: [path.dirname(root)], testSteps: steps, timeoutMs: 10_000 });
+    const plain = toolsFor(NO_SANDBOX, script, { hidden: [parent] });
     const trap = await plain.run('run_tests', '{}', signal);
     assert.match(trap, /GIT-WRITTEN/);
     assert.match(trap, /DEPS-WRITTEN/);
@@ -140,7 +147,7 @@ describe('change tools: confined to the scratch clone', () => {
     fs.rmSync(path.join(root, '.git', 'planted'));
     write(root, 'node_modules/dep/index.js', 'installed\n');
 
-    const boxed = changeTools({ root, sandbox, hidden: [path.dirname(root)], testSteps: steps, timeoutMs: 10_000 });
+    const boxed = toolsFor(sandbox, script, { hidden: [parent] });
     const reply = await boxed.run('run_tests', '{}', signal);
     assert.match(reply, /^PASSED/);
     assert.doesNotMatch(reply, /GIT-WRITTEN|DEPS-WRITTEN|top secret/);
