@@ -9,7 +9,7 @@ export interface RetryNotice {
   readonly error: RequestError;
 }
 
-interface RetryPolicy {
+export interface RetryPolicy {
   readonly maxRetries: number;
   readonly onRetry?: (notice: RetryNotice) => void;
   readonly signal?: AbortSignal;
@@ -19,9 +19,15 @@ interface RetryPolicy {
 /** Retry-After is honoured up to this bound; longer waits are not worth blocking the chat on. */
 const MAX_RETRY_AFTER_MS = 30_000;
 
-function retryDelayMs(error: RequestError, attempt: number): number {
+/** How long to wait before retry number `attempt` (1-based) after `error`. */
+export function retryDelayMs(error: RequestError, attempt: number): number {
   if (error.retryAfterMs !== undefined) return Math.min(error.retryAfterMs, MAX_RETRY_AFTER_MS);
   return Math.min(500 * 2 ** (attempt - 1), 8_000);
+}
+
+/** Whether a failed attempt is retried: a retryable error, retries left, and not stopped by the user. */
+export function retries(error: RequestError, tries: number, policy: Pick<RetryPolicy, 'maxRetries' | 'signal'>): boolean {
+  return error.retryable && tries < policy.maxRetries && policy.signal?.aborted !== true;
 }
 
 /**
@@ -35,7 +41,7 @@ export async function withRetries<T>(attempt: () => Promise<T>, policy: RetryPol
     try {
       return await attempt();
     } catch (err) {
-      if (!isKindError(err, RequestError) || !err.retryable || tries >= policy.maxRetries || policy.signal?.aborted) throw err;
+      if (!isKindError(err, RequestError) || !retries(err, tries, policy)) throw err;
       const delayMs = retryDelayMs(err, tries + 1);
       policy.onRetry?.({ attempt: tries + 1, of: policy.maxRetries, delayMs, error: err });
       await sleep(delayMs, policy.signal);

@@ -326,19 +326,26 @@ export class ChatController extends Disposable {
       log: this.deps.log,
       // Traces hold ids and numbers; redacted all the same, as everything written is.
       trace: (trace) => this.deps.trace(this.deps.secrets.redactDeep(trace)),
+      onOverflow: (identity, overflow) => this.deps.providers.noteOverflow(identity, overflow),
       secrets: this.deps.secrets,
     });
   }
 
   private chatSettings(): ChatSettings {
     const s = this.deps.settings.read();
-    // The window the server runs with, unless the user set one (docs/architecture.md, "Local model servers").
+    // The smaller of the user's window and the server's (docs/architecture.md, "Local model servers").
     const window = this.deps.providers.contextWindow(s);
+    const kind = this.deps.providers.serverKind(s);
     return {
       contextWindow: window.tokens,
       windowSource: window.source,
+      ...(window.server !== undefined ? { serverWindow: window.server } : {}),
+      ...(window.setting !== undefined ? { windowSetting: window.setting } : {}),
       thresholdPercent: s.thresholdPercent,
       keepTurns: s.keepTurns,
+      maxOutputTokens: s.maxOutputTokens,
+      ...(kind ? { serverKind: kind } : {}),
+      preserveReasoning: this.deps.providers.serverFacts(s).preserveReasoning === true,
     };
   }
 
