@@ -346,8 +346,10 @@ export class Conversation {
 
   /** An attempt ended: the gate learns how, and the chat says what the gate found, as the stream ends. */
   private settle(flight: RequestInFlight, ending: Ending): void {
-    const { turn, identity, settings } = flight;
+    const { turn, identity } = flight;
     if (ending.type === 'finish') {
+      // Read afresh: the host reads a local server's window again before a reply's finish reaches here (Ollama reports it only once loaded).
+      const settings = this.deps.settings();
       const result = ending.reply;
       const settled = this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, usageUnsupported: result.usageUnsupported, contextWindow: settings.contextWindow });
       if (settled.events.some((e) => e.event === 'anchor_loss' && e.reason === 'suspect-usage')) {

@@ -6,7 +6,9 @@ import { isRecord } from '../text';
  * own count of the prompt, and the window it runs with), so an overflow is
  * parsed, not just shown (docs/architecture.md, "Model port"). One table, one
  * row per known shape, each with an example recorded from that server or
- * from its documentation; the first row that matches wins.
+ * from its documentation; the first row that matches wins. (Older releases
+ * of vLLM put the error's fields at the top of the body, not under `error`:
+ * the SDK keeps no message of such a body, so only its status reaches Candor.)
  */
 
 /** What an overflow error says. */
@@ -84,8 +86,8 @@ export const OVERFLOW_SHAPES: readonly Shape[] = [
     name: 'vllm-requested',
     example: {
       status: 400,
-      source: 'vLLM (OpenAI-compatible server, releases before 0.6)',
-      body: { object: 'error', message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4500 in the messages, 500 in the completion). Please reduce the length of the messages or completion.", type: 'BadRequestError', param: null, code: 400 },
+      source: 'vLLM (older releases), and DeepSeek\'s API, which words it the same',
+      body: { error: { message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4500 in the messages, 500 in the completion). Please reduce the length of the messages or completion.", type: 'BadRequestError', param: null, code: 400 } },
     },
     parse: matcher(String.raw`maximum context length is ${N} tokens\. However, you requested ${N} tokens \(${N} in the messages, ${N} in the completion\)`, (m) => ({
       window: tokens(m[1]), real: tokens(m[3]), ...optionalOutput(m[4]),
@@ -95,8 +97,8 @@ export const OVERFLOW_SHAPES: readonly Shape[] = [
     name: 'vllm-output',
     example: {
       status: 400,
-      source: 'vLLM 0.8 and later',
-      body: { object: 'error', message: "This model's maximum context length is 131072 tokens. However, you requested 1024 output tokens and your prompt contains at least 130049 input tokens, for a total of at least 131073 tokens. Please reduce the length of the input prompt or the number of requested output tokens.", type: 'BadRequestError', param: null, code: 400 },
+      source: 'vLLM (recent releases)',
+      body: { error: { message: "This model's maximum context length is 131072 tokens. However, you requested 1024 output tokens and your prompt contains at least 130049 input tokens, for a total of at least 131073 tokens. Please reduce the length of the input prompt or the number of requested output tokens.", type: 'BadRequestError', param: null, code: 400 } },
     },
     parse: matcher(String.raw`maximum context length is ${N} tokens\. However, you requested ${N} output tokens and your prompt contains at least ${N} input tokens`, (m) => ({
       window: tokens(m[1]), real: tokens(m[3]), ...optionalOutput(m[2]),
@@ -106,8 +108,8 @@ export const OVERFLOW_SHAPES: readonly Shape[] = [
     name: 'vllm-max-tokens',
     example: {
       status: 400,
-      source: 'vLLM 0.6–0.7',
-      body: { object: 'error', message: "'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum context length is 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778).", type: 'BadRequestError', param: null, code: 400 },
+      source: 'vLLM, max_tokens larger than the room left',
+      body: { error: { message: "'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum context length is 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778).", type: 'BadRequestError', param: null, code: 400 } },
     },
     parse: matcher(String.raw`is too large: ${N}\. This model's maximum context length is ${N} tokens and your request has ${N} input tokens`, (m) => ({
       window: tokens(m[2]), real: tokens(m[3]), ...optionalOutput(m[1]),
@@ -118,7 +120,7 @@ export const OVERFLOW_SHAPES: readonly Shape[] = [
     example: {
       status: 400,
       source: 'vLLM, a prompt longer than max_model_len',
-      body: { object: 'error', message: "This model's maximum context length is 1536 tokens. However, your request has 4176 input tokens. Please reduce the length of the input messages.", type: 'BadRequestError', param: null, code: 400 },
+      body: { error: { message: "This model's maximum context length is 1536 tokens. However, your request has 4176 input tokens. Please reduce the length of the input messages.", type: 'BadRequestError', param: null, code: 400 } },
     },
     parse: matcher(String.raw`maximum context length is ${N} tokens\. However, your request has ${N} input tokens`, (m) => ({ window: tokens(m[1]), real: tokens(m[2]) })),
   },
@@ -127,7 +129,7 @@ export const OVERFLOW_SHAPES: readonly Shape[] = [
     example: {
       status: 400,
       source: 'vLLM V1 engine input validation',
-      body: { object: 'error', message: 'The decoder prompt (length 8825) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.', type: 'BadRequestError', param: null, code: 400 },
+      body: { error: { message: 'The decoder prompt (length 8825) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.', type: 'BadRequestError', param: null, code: 400 } },
     },
     parse: matcher(String.raw`prompt \(length ${N}\) is longer than the maximum model length of ${N}`, (m) => ({ real: tokens(m[1]), window: tokens(m[2]) })),
   },

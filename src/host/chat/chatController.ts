@@ -21,6 +21,7 @@ import type { StatusGauge } from '../context/statusGauge';
 import { Disposable } from '../platform/lifecycle';
 import { CURRENT_SESSION_KEY, takeCurrentSession } from './currentSession';
 import { pickSession } from './sessionPicker';
+import { chatSettingsOf } from './chatSettings';
 import type { MessageHandlers } from './router';
 import { errorMessage } from '../../core/errorMessage';
 
@@ -332,21 +333,7 @@ export class ChatController extends Disposable {
   }
 
   private chatSettings(): ChatSettings {
-    const s = this.deps.settings.read();
-    // The smaller of the user's window and the server's (docs/architecture.md, "Local model servers").
-    const window = this.deps.providers.contextWindow(s);
-    const kind = this.deps.providers.serverKind(s);
-    return {
-      contextWindow: window.tokens,
-      windowSource: window.source,
-      ...(window.server !== undefined ? { serverWindow: window.server } : {}),
-      ...(window.setting !== undefined ? { windowSetting: window.setting } : {}),
-      thresholdPercent: s.thresholdPercent,
-      keepTurns: s.keepTurns,
-      maxOutputTokens: s.maxOutputTokens,
-      ...(kind ? { serverKind: kind } : {}),
-      preserveReasoning: this.deps.providers.serverFacts(s).preserveReasoning === true,
-    };
+    return chatSettingsOf(this.deps.providers, this.deps.settings.read());
   }
 
   private relay(event: ChatEvent): void {
