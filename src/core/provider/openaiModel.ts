@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { Identity } from '../context/driftEvents';
 import type { ChatMessage } from '../messages';
-import { firstTokenLimitMs, type ChatModel, type CompleteOptions, type ModelEvent, type RequestPolicy, type StreamOptions, type StreamRequest } from './chatModel';
+import { firstTokenLimitMs, type ChatModel, type CompletedRequest, type CompleteOptions, type ModelEvent, type RequestPolicy, type StreamOptions, type StreamRequest } from './chatModel';
 import { RequestError } from './requestError';
 import { retries, retryDelayMs } from './retry';
 import { classify, requestUrl, streamAttempt, type AttemptEvent } from './stream';
@@ -52,33 +52,24 @@ export function openAiChatModel(client: OpenAI, identity: Identity, policy: Requ
     { idleTimeoutMs: policy.idleTimeoutMs, firstTokenTimeoutMs: firstTokenLimitMs(policy), signal: options.signal, timers: adapter.timers },
   );
   /**
-   * One attempt. A 400 that names `stream_options` is the server refusing
-   * the option before it read anything: the same request goes again at once
-   * without it, within the same attempt (the gate sees one request), and
-   * what the second answer shows is remembered for the identity.
+   * One attempt's events. A 400 that names `stream_options` is the server
+   * refusing the option before it read anything: the same request goes again
+   * at once without it, within the same attempt (the gate sees one request).
+   * The first event is read here to see that; the caller yields it first.
    */
-  async function* withUsage(request: StreamRequest, options: StreamOptions): AsyncGenerator<AttemptEvent> {
+  async function openAttempt(request: StreamRequest, options: StreamOptions): Promise<{ first: IteratorResult<AttemptEvent>; rest: AsyncGenerator<AttemptEvent>; refused: boolean }> {
     const known = usage.get(identity);
-    let refused = false;
-    let events = attempt(request, options, known === undefined);
-    let first = await events.next();
-    if (!first.done && first.value.type === 'error' && known === undefined && refusesStreamOptions(first.value.error)) {
-      refused = true;
-      events = attempt(request, options, false);
-      first = await events.next();
-    }
-    for (let next = first; !next.done; next = await events.next()) {
-      const event = next.value;
-      if (event.type !== 'finish') {
-        yield event;
-        continue;
-      }
-      const result = event.reply;
-      if (refused) usage.remember(identity, result.usage ? 'rejects-stream-options' : 'no-usage-in-streams');
-      if (result.usage && usage.get(identity) === 'no-usage-in-streams') usage.remember(identity, 'rejects-stream-options');
-      const unsupported = !result.usage && usage.get(identity) === 'no-usage-in-streams';
-      yield { type: 'finish', reply: unsupported ? { ...result, usageUnsupported: true } : result };
-    }
+    const rest = attempt(request, options, known === undefined);
+    const first = await rest.next();
+    if (first.done || first.value.type !== 'error' || known !== undefined || !refusesStreamOptions(first.value.error)) return { first, rest, refused: false };
+    const again = attempt(request, options, false);
+    return { first: await again.next(), rest: again, refused: true };
+  }
+  /** A completed reply, with what its usage (or its absence) taught about the identity remembered and said. */
+  function settleUsage(result: CompletedRequest, refused: boolean): CompletedRequest {
+    if (refused) usage.remember(identity, result.usage ? 'rejects-stream-options' : 'no-usage-in-streams');
+    if (result.usage && usage.get(identity) === 'no-usage-in-streams') usage.remember(identity, 'rejects-stream-options');
+    return !result.usage && usage.get(identity) === 'no-usage-in-streams' ? { ...result, usageUnsupported: true } : result;
   }
   const sleep = adapter.sleep ?? abortableSleep;
   return {
@@ -88,8 +79,11 @@ export function openAiChatModel(client: OpenAI, identity: Identity, policy: Requ
       for (let tries = 0; ; tries++) {
         yield { type: 'attempt', attempt: tries + 1 };
         let failed: RequestError | undefined;
-        for await (const event of withUsage(request, options)) {
-          yield event;
+        const { first, rest, refused } = await openAttempt(request, options);
+        for (let next = first; !next.done; next = await rest.next()) {
+          const event = next.value;
+          if (event.type === 'finish') yield { type: 'finish', reply: settleUsage(event.reply, refused) };
+          else yield event;
           if (event.type === 'error') failed = event.error;
         }
         if (!failed || !retries(failed, tries, { maxRetries: policy.maxRetries, signal: options.signal })) return;

@@ -124,9 +124,9 @@ export async function* streamAttempt(client: OpenAI, request: ChatRequest, optio
     for await (const chunk of stream) {
       const { events, live } = reply.read(chunk);
       watchdog.chunk(live);
-      yield* events;
+      for (const event of events) yield event;
     }
-    yield* reply.end();
+    for (const event of reply.end()) yield event;
   } catch (err) {
     // The key this client sends is redacted from whatever the provider echoes back.
     failure = classify(err, context(), client.apiKey ? [client.apiKey] : []);
