@@ -137,10 +137,6 @@ export function readServerFacts(server: Pick<LocalServer, 'kind' | 'port'>, mode
   return READERS[server.kind](`http://127.0.0.1:${server.port}`, model, options);
 }
 
-/** The window the server at 127.0.0.1 runs `model` with; undefined when it reports none (e.g. not loaded). */
-export async function readServerWindow(server: Pick<LocalServer, 'kind' | 'port'>, model: string, options: ReadOptions): Promise<number | undefined> {
-  return (await readServerFacts(server, model, options)).window;
-}
 
 /**
  * The last window each local server reported, per model, with what else it

@@ -4,7 +4,7 @@ import { gaugeTooltip, type GaugeState } from '../../../../src/core/context/gaug
 import { silentLogger } from '../../../../src/core/log';
 import type { ServerKind } from '../../../../src/core/provider/localServers';
 import {
-  llamaCppWindow, lmStudioV0Window, lmStudioWindow, ollamaWindow, readServerWindow, ServerWindows, vllmWindow, windowInUse,
+  llamaCppWindow, lmStudioV0Window, lmStudioWindow, ollamaWindow, readServerFacts, ServerWindows, vllmWindow, windowInUse,
 } from '../../../../src/core/provider/serverWindow';
 import { resolveCandorSettings, type Inspected } from '../../../../src/core/settings/resolve';
 import { Providers } from '../../../../src/host/provider/provider';
@@ -12,7 +12,7 @@ import { startStandIn, type StandIn } from './standIns';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
 const hello = [{ role: 'user' as const, content: 'hi' }];
-const read = (s: StandIn, model: string): Promise<number | undefined> => readServerWindow(s, model, { signal: AbortSignal.timeout(2000) });
+const read = async (s: StandIn, model: string): Promise<number | undefined> => (await readServerFacts(s, model, { signal: AbortSignal.timeout(2000) })).window;
 
 describe('the context window a local server runs with (stand-ins on loopback)', () => {
   const closers: Array<() => Promise<void>> = [];

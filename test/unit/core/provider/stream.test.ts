@@ -1,6 +1,5 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { withRetries } from '../../../../src/core/provider/retry';
 import { PartialReplyError, RequestError } from '../../../../src/core/provider/requestError';
 import { finalReply } from '../../../../src/core/provider/finalReply';
 import type { ModelEvent } from '../../../../src/core/provider/chatModel';
@@ -143,12 +142,10 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   it('Retry-After is honoured and capped at 30 s; 401 is never retried', async () => {
     use({ rules: [{ respond: { error: { status: 429, retryAfterSeconds: 120 } }, times: 1 }, { respond: { error: { status: 401 } } }] });
     const delays: number[] = [];
-    const model = modelAt(offline.server.baseUrl);
-    const err = await withRetries(() => finalReply(model.stream({ messages: user('hi') })), {
-      maxRetries: 5,
-      onRetry: (n) => delays.push(n.delayMs),
-      sleep: async () => undefined,
-    }).catch((e: unknown) => e);
+    const slept: number[] = [];
+    const model = modelAt(offline.server.baseUrl, { policy: { maxRetries: 5 } }, { sleep: async (ms) => void slept.push(ms) });
+    const err = await finalReply(model.stream({ messages: user('hi') }), { onRetry: (n) => delays.push(n.delayMs) }).catch((e: unknown) => e);
+    assert.deepEqual(slept, delays, 'each announced wait is the one waited');
     assert.deepEqual(delays, [30_000]);
     assert.ok(err instanceof RequestError && err.status === 401);
     assert.equal(offline.server.requests.length, 2);
