@@ -244,9 +244,11 @@ export class Conversation {
   /** The model's events, one attempt after another; returns how the request ended. */
   private async consume(flight: RequestInFlight, live: LiveReply, events: AsyncIterable<ModelEvent>): Promise<Ending> {
     let ending: Ending | undefined;
+    let open = false;
     for await (const event of events) {
       switch (event.type) {
         case 'attempt':
+          open = true;
           this.beginAttempt(flight);
           break;
         case 'progress':
@@ -259,7 +261,9 @@ export class Conversation {
         case 'finish':
         case 'error':
           ending = event;
-          this.endAttempt(flight, event);
+          // Stopped while waiting to retry: no attempt was open, the gate and the trace have had its end.
+          if (open) this.endAttempt(flight, event);
+          open = false;
           break;
         case 'retry':
           this.announceRetry(flight.turn, event.notice);
@@ -269,6 +273,7 @@ export class Conversation {
           break;
       }
     }
+    live.end();
     return ending ?? { type: 'error', error: new RequestError('cut', 'the request ended without a reply'), partial: live.text };
   }
 

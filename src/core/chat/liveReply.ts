@@ -30,6 +30,11 @@ export class LiveReply {
     this.emit({ type: 'busy', busy: true, status: `processing the prompt: ${percent}%` });
   }
 
+  /** The request ended: a progress still shown (a reply of tool calls only, an error) is taken down. */
+  end(): void {
+    if (!this.shown && this.percent >= 0) this.emit({ type: 'busy', busy: true });
+  }
+
   add(part: ReplyPart, text: string): void {
     if (text === '') return;
     if (part === 'text') this.text += text;
