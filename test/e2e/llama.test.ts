@@ -61,3 +61,44 @@ describe('chat against a real llama-server', function () {
     assert.match(await transcriptText(again), /Tool result: list_files/);
   });
 });
+
+describe('a reply cut at the output limit, against a real llama-server', function () {
+  let server: LlamaServer | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    server = await startLlama(llamaOrSkip(this), { ctx: 8192, model: 'toolcall' });
+  });
+  after(async () => server?.stop());
+
+  const ctx = useWorkbench({
+    start: (ws) => {
+      if (!server) throw new Error('the llama-server did not start');
+      return {
+        settings: {
+          'candor.dataDir': ws.dataDir,
+          'candor.baseUrl': server.baseUrl,
+          'candor.model': server.modelPath,
+          'candor.localServers': [{ port: server.port, kind: 'llamacpp' }],
+          'candor.request.maxRetries': 0,
+          // The tool call the model makes needs 12 tokens: at 10 its arguments arrive as "{".
+          'candor.maxOutputTokens': 10,
+        },
+      };
+    },
+  });
+
+  it('says so under the reply, with the setting, and its cut tool call is shown but not run; the next message is answered', async () => {
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, 'What files are in this project?');
+    await waitForTranscript(frame, 'Cut at the output limit: 10 tokens (candor.maxOutputTokens). Raise the setting for longer replies. Its tool call was not run.', 60_000);
+    await waitIdle(ctx.page);
+    const text = await transcriptText(frame);
+    assert.match(text, /Tool call: list_files \(1 chars\), cut at the output limit, not run/);
+    assert.ok(!/HTTP 500/.test(text), text);
+    await screenshot(ctx.page, 'llama-cut');
+    await sendMessage(ctx.page, 'Go on.');
+    await waitIdle(ctx.page);
+    await eventually(async () => ((await frame.locator('.entry.user').count()) === 2 ? true : undefined), 30_000, 'the second message is in the chat');
+    assert.ok(!/HTTP 500/.test(await transcriptText(frame)), 'the session is not poisoned: the server took the history back');
+  });
+});
