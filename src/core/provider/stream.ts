@@ -79,7 +79,8 @@ class Reply {
       events.push({ type: 'tool-call', index: call.index, name, arguments: args });
     }
     if (choice?.finish_reason) this.finishReason = choice.finish_reason;
-    const live = events.some((e) => e.type !== 'usage') || !!delta?.tool_calls?.length;
+    // Text the think splitter holds back (a `<thi` that may open a block) is live too.
+    const live = events.some((e) => e.type !== 'usage') || !!delta?.content || !!delta?.tool_calls?.length;
     return { events, live };
   }
 
