@@ -32,13 +32,20 @@ export function entryElement(entry: TranscriptEntry): HTMLElement {
   return el;
 }
 
+/** What an entry shows now: its text, and a reply's thinking (both grow while it streams). */
+export interface Shown {
+  readonly text: string;
+  readonly reasoning: string;
+}
+
 /**
- * Fills `el` with `entry` shown with `text`. `full: false` is the cheap form
+ * Fills `el` with `entry` shown with `shown`. `full: false` is the cheap form
  * of a lazily rendered entry: its text as plain text, about as tall as the
  * rendered form, until it comes near the screen.
  */
-export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: string, full: boolean, actions: EntryActions): void {
+export function renderEntry(el: HTMLElement, entry: TranscriptEntry, shown: Shown, full: boolean, actions: EntryActions): void {
   el.replaceChildren();
+  const { text } = shown;
   const who = document.createElement('div');
   who.className = 'who';
   const body = document.createElement('div');
@@ -51,6 +58,7 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: strin
     case 'assistant':
     case 'partial':
       who.textContent = entry.kind === 'partial' ? 'Candor (incomplete reply)' : 'Candor';
+      if (shown.reasoning) el.append(who, thinking(entry.id, shown.reasoning, entry.kind === 'assistant' && entry.streaming === true));
       if (!full) {
         body.classList.add('plain');
         body.textContent = text;
@@ -59,7 +67,7 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: strin
       body.innerHTML = renderMarkdown(text);
       if (entry.kind === 'assistant' && !entry.streaming) {
         addCodeCopyButtons(body);
-        el.append(who, body, replyActions(entry.id, text, actions));
+        el.append(...headOf(el, who), body, replyActions(entry.id, text, actions));
         return;
       }
       break;
@@ -72,7 +80,7 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: strin
       const details = document.createElement('details');
       const summary = document.createElement('summary');
       summary.textContent = entry.kind === 'tool-call'
-        ? `Tool call: ${entry.name} (${entry.args.length} chars)`
+        ? `Tool call: ${entry.name} (${entry.args.length} chars)${entry.cut ? ', cut at the output limit, not run' : ''}`
         : `Tool result: ${entry.name} (${entry.bytes.toLocaleString()} bytes)`;
       const pre = document.createElement('pre');
       pre.textContent = entry.kind === 'tool-call' ? entry.args : entry.text;
@@ -98,7 +106,34 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, text: strin
       renderProposal(el, entry, (message) => actions.answer(message));
       return;
   }
-  el.append(who, body);
+  el.append(...headOf(el, who), body);
+}
+
+/** The entry's `who` line, unless it is in place already (above a reply's thinking). */
+function headOf(el: HTMLElement, who: HTMLElement): HTMLElement[] {
+  return who.parentNode === el ? [] : [who];
+}
+
+/** Thinking the user opened, by entry: kept open through the re-renders of a stream and after it. */
+const thinkingOpen = new Map<string, boolean>();
+
+/**
+ * A reply's thinking, above its answer: open while it streams (unless the
+ * user closed it), folded once the reply is complete (unless the user opened
+ * it). Plain text, never markdown: it is the model's scratch work.
+ */
+function thinking(id: string, text: string, streaming: boolean): HTMLElement {
+  const details = document.createElement('details');
+  details.className = 'thinking';
+  details.open = thinkingOpen.get(id) ?? streaming;
+  const summary = document.createElement('summary');
+  summary.textContent = streaming ? 'Thinking…' : 'Thinking';
+  const body = document.createElement('div');
+  body.className = 'thought';
+  body.textContent = text;
+  details.append(summary, body);
+  summary.addEventListener('click', () => thinkingOpen.set(id, !details.open));
+  return details;
 }
 
 /** Under a reply: copy it (as the markdown it came as), and say whether it was good. */

@@ -29,6 +29,8 @@ const driftView = $('drift-view');
 /** The header's lines for the tools beyond the built-in ones: why commands are not offered, and MCP. */
 const commandsLine = $('tools-commands');
 const mcpLine = $('tools-mcp');
+/** What a request waits for while nothing of its reply shows: "processing the prompt: 40%". */
+const requestStatus = $('request-status');
 
 const send = button('Send', 'primary', () => submit());
 const stop = button('Stop', 'secondary', () => vscode.postMessage({ type: 'stop' }));
@@ -139,13 +141,13 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       find.answered(message);
       break;
     case 'delta':
-      list.delta(message.id, message.text);
+      list.delta(message.id, message.text, message.part ?? 'text');
       break;
     case 'replaceText':
-      list.replaceText(message.id, message.text);
+      list.replaceText(message.id, message.text, message.part ?? 'text');
       break;
     case 'busy':
-      setBusy(message.busy);
+      setBusy(message.busy, message.status);
       break;
     case 'gauge':
       setGauge(message.gauge);
@@ -173,7 +175,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   }
 });
 
-function setBusy(value: boolean): void {
+function setBusy(value: boolean, status?: string): void {
+  requestStatus.textContent = value && status ? status : '';
+  requestStatus.hidden = !(value && status);
   busy = value;
   setDisabled(send, value);
   setDisabled(stop, !value);

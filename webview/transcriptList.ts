@@ -19,6 +19,8 @@ interface Item {
   entry: TranscriptEntry;
   el: HTMLElement;
   text: string;
+  /** A reply's thinking as shown (it grows by deltas of its own while the reply streams). */
+  reasoning: string;
   /** The full form is shown (markdown rendered). */
   full: boolean;
   block: HTMLElement;
@@ -92,12 +94,13 @@ export class TranscriptList {
     }
     const el = entryElement(entry);
     const text = 'text' in entry ? entry.text : '';
+    const reasoning = reasoningOf(entry);
     const full = !rendersLazily(entry) || this.renderedBlocks.has(item.block);
-    renderEntry(el, entry, text, full, this.callbacks);
+    renderEntry(el, entry, { text, reasoning }, full, this.callbacks);
     const focus = focusIn(item.el);
     item.el.replaceWith(el);
     if (focus) giveFocusBack(el, focus);
-    Object.assign(item, { entry, el, text, full });
+    Object.assign(item, { entry, el, text, reasoning, full });
     this.afterChange();
   }
 
@@ -127,18 +130,20 @@ export class TranscriptList {
     this.loading = false;
   }
 
-  delta(id: string, text: string): void {
+  delta(id: string, text: string, part: 'text' | 'reasoning' = 'text'): void {
     const item = this.items.get(id);
     if (!item) return;
-    item.text += text;
+    if (part === 'reasoning') item.reasoning += text;
+    else item.text += text;
     this.schedule(id);
   }
 
-  /** The host redacted text this entry already shows (a key split across deltas): its whole text again. */
-  replaceText(id: string, text: string): void {
+  /** The host redacted text this entry already shows (a key split across deltas): its whole text (or thinking) again. */
+  replaceText(id: string, text: string, part: 'text' | 'reasoning' = 'text'): void {
     const item = this.items.get(id);
     if (!item) return;
-    item.text = text;
+    if (part === 'reasoning') item.reasoning = text;
+    else item.text = text;
     this.schedule(id);
   }
 
@@ -152,7 +157,7 @@ export class TranscriptList {
     if (!item) return undefined;
     this.renderBlock(item.block);
     if (this.found && this.found !== item.el) this.clearFound();
-    else if (this.found === item.el) renderEntry(item.el, item.entry, item.text, item.full, this.callbacks);
+    else if (this.found === item.el) renderEntry(item.el, item.entry, item, item.full, this.callbacks);
     this.found = item.el;
     item.el.classList.add('found');
     const marks = markMatches(item.el, query);
@@ -171,7 +176,7 @@ export class TranscriptList {
     this.found = undefined;
     const item = id === undefined ? undefined : this.items.get(id);
     // Re-rendering the entry removes the marks put into its text.
-    if (item) renderEntry(item.el, item.entry, item.text, item.full, this.callbacks);
+    if (item) renderEntry(item.el, item.entry, item, item.full, this.callbacks);
   }
 
   private add(entry: TranscriptEntry, full: boolean): void {
@@ -187,11 +192,12 @@ export class TranscriptList {
   private fill(block: HTMLElement, entry: TranscriptEntry, now = false): void {
     const el = entryElement(entry);
     const text = 'text' in entry ? entry.text : '';
+    const reasoning = reasoningOf(entry);
     const full = now || !rendersLazily(entry) || this.renderedBlocks.has(block);
-    renderEntry(el, entry, text, full, this.callbacks);
+    renderEntry(el, entry, { text, reasoning }, full, this.callbacks);
     foldRetries(this.lastShown(block), entry);
     block.append(el);
-    this.items.set(entry.id, { entry, el, text, full, block });
+    this.items.set(entry.id, { entry, el, text, reasoning, full, block });
   }
 
   /** The entry just before a new one in `block`: its last, or the last of the block before it. */
@@ -227,7 +233,7 @@ export class TranscriptList {
       const item = id === undefined ? undefined : this.items.get(id);
       if (!item || item.full) continue;
       item.full = true;
-      renderEntry(item.el, item.entry, item.text, true, this.callbacks);
+      renderEntry(item.el, item.entry, item, true, this.callbacks);
     }
     return true;
   }
@@ -245,7 +251,7 @@ export class TranscriptList {
     this.pending = new Set();
     for (const id of ids) {
       const item = this.items.get(id);
-      if (item) renderEntry(item.el, item.entry, item.text, true, this.callbacks);
+      if (item) renderEntry(item.el, item.entry, item, true, this.callbacks);
     }
     this.afterChange();
   }
@@ -278,6 +284,10 @@ export class TranscriptList {
     this.loading = true;
     this.callbacks.loadOlder(oldest);
   }
+}
+
+function reasoningOf(entry: TranscriptEntry): string {
+  return (entry.kind === 'assistant' || entry.kind === 'partial') && entry.reasoning ? entry.reasoning : '';
 }
 
 interface KeptFocus {

@@ -21,6 +21,12 @@ export interface AssistantMessage {
   /** Null when the reply is tool calls only. */
   content?: string | null;
   tool_calls?: ToolCall[];
+  /**
+   * The model's thinking, sent back only to a server whose template keeps it
+   * (llama.cpp's `supports_preserve_reasoning`); otherwise it stays in the
+   * session record alone (docs/architecture.md, "Model port").
+   */
+  reasoning_content?: string;
 }
 
 export interface ToolMessage {
@@ -51,4 +57,36 @@ export function contentText(message: ChatMessage): string {
       .join('');
   }
   return '';
+}
+
+/**
+ * Whether a tool call's arguments are a JSON object: what every server needs
+ * to take the call back in a later request (llama.cpp answers HTTP 500 to
+ * anything else, for every later request of the session).
+ */
+export function argumentsAreObject(args: string): boolean {
+  try {
+    const value: unknown = JSON.parse(args);
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+/** What the model is told of a call it made in a reply cut at the output limit. */
+export const CUT_CALL_RESULT = 'Not run: this tool call was cut at the output limit (finish_reason "length") before the reply was complete, so its arguments may be incomplete. Nothing was done. If it is still needed, call it again with shorter arguments.';
+
+/** A call as history keeps it when it cannot go back as it came: `{}` for its arguments, every other part as it was. */
+export function cutCall(call: ToolCall): ToolCall {
+  return { ...call, function: { ...call.function, arguments: '{}' } };
+}
+
+/**
+ * The message with every call whose arguments are not a JSON object turned
+ * into a cut call: how a session written before cut calls were kept apart
+ * is repaired when it is loaded (docs/architecture.md, "Sessions").
+ */
+export function withSendableCalls(message: ChatMessage): ChatMessage {
+  if (message.role !== 'assistant' || !message.tool_calls?.some((c) => !argumentsAreObject(c.function.arguments))) return message;
+  return { ...message, tool_calls: message.tool_calls.map((c) => (argumentsAreObject(c.function.arguments) ? c : cutCall(c))) };
 }

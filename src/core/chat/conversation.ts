@@ -3,8 +3,9 @@ import { newId } from '../ids';
 import type { ChatMessage, ToolSpec } from '../messages';
 import type { SystemPrompt } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
-import type { AttemptEnding, ChatModel, CompletedRequest, StreamOptions } from '../provider/chatModel';
-import { PartialReplyError, RequestError } from '../provider/requestError';
+import type { ChatModel, CompletedRequest, ModelEvent } from '../provider/chatModel';
+import { RequestError } from '../provider/requestError';
+import type { RetryNotice } from '../provider/retry';
 import { gaugeOf, TOOLS_CROWD_PERCENT, type GaugeState, type ToolShare } from '../context/gauge';
 import type { GateProjection } from '../context/gate';
 import type { Identity } from '../context/driftEvents';
@@ -14,15 +15,20 @@ import { errorMessage } from '../errorMessage';
 import { SendGate } from './sendGate';
 import { retryableTurn, suspectText, warningText } from './gateNotices';
 import { RequestInFlight, SendSpan } from './requestInFlight';
+import { LiveReply } from './liveReply';
+import { keptReply } from './replyRecord';
+import { recoverFromOverflow, type OverflowDeps } from './overflowRecovery';
 import type { ChatSettings, ConversationDeps } from './ports';
 import { lastCompaction } from '../session/history';
-import { isKindError } from '../kindError';
 
 export type { Identity };
 export type { RequestTrace } from './ports';
 
 /** Tool rounds per turn; a model that keeps calling tools past this is stopped and told so. */
 const MAX_TOOL_ROUNDS = 12;
+
+/** How a request ended: its last event. */
+type Ending = Extract<ModelEvent, { type: 'finish' } | { type: 'error' }>;
 
 /**
  * The chat loop of one session. A turn is what one user message starts; each
@@ -39,6 +45,8 @@ export class Conversation {
   private readonly toolRenderings = new ToolRenderings();
   /** The chat said the tool definitions crowd the window: once a session. */
   private toolsCrowdSaid = false;
+  /** The pairs (user's window / server's window) the chat has named. */
+  private readonly windowsSaid = new Set<string>();
 
   constructor(private readonly deps: ConversationDeps) {
     this.secrets = deps.secrets ?? new SecretSet();
@@ -167,7 +175,7 @@ export class Conversation {
     const controller = new AbortController();
     this.running = controller;
     this.deps.emit({ type: 'busy', busy: true });
-    // Built once per request (prompt file, memory, tool list), and reused for the gauge after the turn.
+    // Built once per request (prompt file, memory, tool list), and reused for the gauge.
     let system: SystemPrompt | undefined;
     try {
       for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
@@ -176,8 +184,8 @@ export class Conversation {
         const tools = this.deps.tools().specs();
         system = await this.systemPrompt(tools);
         const reply = await this.request(turn, controller.signal, system, tools);
-        if (!reply) return;
-        if (reply.toolCalls.length === 0) return;
+        // A reply cut at the output limit ends the turn: its calls were not run (keptReply).
+        if (!reply || reply.toolCalls.length === 0 || reply.finishReason === 'length') return;
         await this.runTools(turn, reply, controller.signal);
         if (controller.signal.aborted) {
           this.notice(turn, 'info', 'Stopped after the tool call.', true);
@@ -189,20 +197,30 @@ export class Conversation {
       this.running = undefined;
       await this.deps.session.flushed().catch((err: unknown) => this.deps.log.error(`session file: ${String(err)}`));
       this.deps.emit({ type: 'busy', busy: false });
+      // The turn's end: the gauge shows what the next request would send.
       await this.publishGauge(system).catch((err: unknown) => this.deps.log.error(`gauge: ${String(err)}`));
     }
   }
 
-  /** One request, with the gate before it. Returns undefined when the turn ended in an error. */
-  private async request(turn: string, signal: AbortSignal, system: SystemPrompt, tools: readonly ToolSpec[]): Promise<CompletedRequest | undefined> {
+  /**
+   * One request, top to bottom (docs/architecture.md, "One message, end to
+   * end"): the model, the send gate (compaction), then the model's events,
+   * one loop per attempt (the gate's `beforeRequest`, the reply's deltas,
+   * `afterRequest`), the record, and the gauge once. A refusal as too large
+   * is recovered from once (overflowRecovery.ts). Returns the completed
+   * reply, or undefined when the turn ended (the chat says why).
+   */
+  private async request(turn: string, signal: AbortSignal, system: SystemPrompt, tools: readonly ToolSpec[], afterOverflow = false): Promise<CompletedRequest | undefined> {
     // The send path, from here to the SDK call: only counts already known are added up.
     const span = new SendSpan();
-    const settings = this.deps.settings();
     const provider = await this.model(turn);
     if (!provider) return undefined;
     span.resolved();
+    const settings = this.deps.settings();
+    this.sayWindow(turn, settings);
     const identity = provider.identity;
-    const decision = await this.sendGate.check({ turn, identity, settings, signal, measure: () => this.measure(identity, system, tools) });
+    const measure = (): PayloadMeasure => this.measure(identity, system, tools);
+    const decision = await this.sendGate.check({ turn, identity, settings, signal, measure });
     if (!decision.send) return undefined;
     span.checked();
     if (signal.aborted) {
@@ -210,15 +228,53 @@ export class Conversation {
       return undefined;
     }
     const payload = this.payload(system);
-    const flight = new RequestInFlight({ turn, identity, settings, measure: decision.measure, system, span });
-    try {
-      const result = await provider.stream({ messages: payload, tools }, this.attemptHandlers(flight, signal, payload.length, tools.length));
-      this.keepReply(flight, result);
-      return result;
-    } catch (err) {
-      this.replyFailed(flight, err);
-      return undefined;
+    const flight = new RequestInFlight({ turn, identity, settings, measure: decision.measure, system, span, messages: payload.length, tools: tools.length });
+    const live = new LiveReply(() => flight.replyId, this.deps.emit);
+    const ending = await this.consume(flight, live, provider.stream({ messages: payload, tools }, { signal }));
+    if (ending.type === 'finish') this.keepReply(flight, ending.reply);
+    else if (ending.error.overflow && ending.error.kind !== 'cancelled') {
+      const input = { turn, identity, overflow: ending.error.overflow, projected: flight.projected, est: flight.estNow, retried: afterOverflow, signal, measure };
+      if (await recoverFromOverflow(this.overflowDeps(), input)) return this.request(turn, signal, system, tools, true);
+    } else this.replyFailed(flight, live, ending.error);
+    // The projection the request was sent with, computed once by the gate; with the warning its end left.
+    if (flight.projection) this.publishProjection({ ...flight.projection, warning: this.deps.gate.warning });
+    return ending.type === 'finish' ? ending.reply : undefined;
+  }
+
+  /** The model's events, one attempt after another; returns how the request ended. */
+  private async consume(flight: RequestInFlight, live: LiveReply, events: AsyncIterable<ModelEvent>): Promise<Ending> {
+    let ending: Ending | undefined;
+    let open = false;
+    for await (const event of events) {
+      switch (event.type) {
+        case 'attempt':
+          open = true;
+          this.beginAttempt(flight);
+          break;
+        case 'progress':
+          live.progress(event.progress);
+          break;
+        case 'text':
+        case 'reasoning':
+          live.add(event.type, event.text);
+          break;
+        case 'finish':
+        case 'error':
+          ending = event;
+          // Stopped while waiting to retry: no attempt was open, the gate and the trace have had its end.
+          if (open) this.endAttempt(flight, event);
+          open = false;
+          break;
+        case 'retry':
+          this.announceRetry(flight.turn, event.notice);
+          break;
+        default:
+          // Tool-call deltas and usage: the finish carries them whole.
+          break;
+      }
     }
+    live.end();
+    return ending ?? { type: 'error', error: new RequestError('cut', 'the request ended without a reply'), partial: live.text };
   }
 
   /** The model of the settings in force; one that cannot be had ends the turn with an error that can be retried. */
@@ -231,66 +287,60 @@ export class Conversation {
     }
   }
 
-  /** Each attempt, retries included, is a request: it passes the gate and is traced. */
-  private attemptHandlers(flight: RequestInFlight, signal: AbortSignal, messages: number, tools: number): StreamOptions {
-    return {
-      signal,
-      onAttempt: () => this.beginAttempt(flight, messages, tools),
-      onText: (delta) => {
-        if (!flight.streaming) {
-          flight.streaming = true;
-          this.deps.emit({ type: 'entry', entry: { id: flight.replyId, kind: 'assistant', text: '', streaming: true } });
-        }
-        this.deps.emit({ type: 'delta', id: flight.replyId, text: delta });
-      },
-      onAttemptEnd: (ending) => {
-        this.settle(flight.turn, flight.identity, flight.settings, ending, flight.estNow);
-        this.traceAttempt(flight, ending);
-      },
-      onRetry: (n) => {
-        this.deps.log.warn(`retry ${n.attempt}/${n.of} in ${n.delayMs} ms after ${n.error.kind} ${n.error.status ?? ''}`);
-        this.notice(flight.turn, 'info', `${n.error.describe()} Retrying (${n.attempt} of ${n.of}) in ${(n.delayMs / 1000).toFixed(1)} s…`);
-      },
-    };
-  }
-
   /** An attempt begins: the gate projects it, and its log line gives the send path (as the benchmarks read it). */
-  private beginAttempt(flight: RequestInFlight, messages: number, tools: number): void {
+  private beginAttempt(flight: RequestInFlight): void {
     const attemptAt = performance.now();
     flight.startedAt = Date.now();
     const { turn, identity } = flight;
     const projection = this.deps.gate.beforeRequest(identity, flight.measure);
+    flight.projection = projection;
     flight.estNow = projection.estNow;
+    flight.projected = projection.projected;
     if (projection.newWarning) this.notice(turn, 'warning', warningText(projection, identity));
     const span = flight.span.describe(attemptAt);
-    this.deps.log.info(`request: ${identity.model} @ ${identity.provider}, ${messages} messages, ${tools} tools, est ${flight.estNow} (${projection.estimator}), projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'}), ${span}`);
-    // The status bar and the view learn of it once the request is on its way, not before.
-    setImmediate(() => this.publishProjection(projection));
+    this.deps.log.info(`request: ${identity.model} @ ${identity.provider}, ${flight.messages} messages, ${flight.tools} tools, est ${flight.estNow} (${projection.estimator}), projected ${projection.projected} (${projection.anchored ? 'anchored' : 'estimated'}), ${span}`);
   }
 
-  /** The reply's record, under the id its streaming entry had: its entry replaces the streamed one. */
+  /** An attempt ended: the gate learns how, the chat says what the gate found, and the trace store is told. */
+  private endAttempt(flight: RequestInFlight, ending: Ending): void {
+    this.settle(flight, ending);
+    this.traceAttempt(flight, ending);
+  }
+
+  private announceRetry(turn: string, n: RetryNotice): void {
+    this.deps.log.warn(`retry ${n.attempt}/${n.of} in ${n.delayMs} ms after ${n.error.kind} ${n.error.status ?? ''}`);
+    this.notice(turn, 'info', `${n.error.describe()} Retrying (${n.attempt} of ${n.of}) in ${(n.delayMs / 1000).toFixed(1)} s…`);
+  }
+
+  /**
+   * The reply's record, under the id its streaming entry had: its entry
+   * replaces the streamed one. A reply cut at the output limit keeps its
+   * calls as cut calls, each with a tool result saying so (replyRecord.ts).
+   */
   private keepReply(flight: RequestInFlight, result: CompletedRequest): void {
-    const message: ChatMessage = result.toolCalls.length > 0
-      ? { role: 'assistant', content: result.content || null, tool_calls: result.toolCalls }
-      : { role: 'assistant', content: result.content };
-    this.deps.session.addMessage(flight.turn, message, flight.replyId);
+    const kept = keptReply(result, flight.settings);
+    const { message, cutResults, ...shown } = kept;
+    this.deps.session.append({ type: 'message', id: flight.replyId, turn: flight.turn, message, ...shown });
+    for (const toolResult of cutResults) this.deps.session.addMessage(flight.turn, toolResult);
+    if (kept.cut) this.deps.log.warn(`reply cut at the output limit (finish_reason length, completion_tokens ${result.usage?.completionTokens ?? 'not reported'}); ${result.toolCalls.length} tool call(s) not run`);
   }
 
-  private replyFailed(flight: RequestInFlight, err: unknown): void {
-    const error = isKindError(err, RequestError) ? err : new RequestError('cut', errorMessage(err));
-    if (isKindError(err, PartialReplyError) && err.partial) {
+  private replyFailed(flight: RequestInFlight, live: LiveReply, error: RequestError): void {
+    if (live.text || live.reasoning) {
       // A partial reply is only ever shown, never sent again: it is stored redacted.
       // Under the streaming entry's id: the streamed text becomes an incomplete reply.
-      this.deps.session.append({ type: 'partial', id: flight.replyId, turn: flight.turn, text: this.secrets.redact(err.partial) });
+      this.deps.session.append({
+        type: 'partial', id: flight.replyId, turn: flight.turn, text: this.secrets.redact(live.text), ...(live.reasoning ? { reasoning: this.secrets.redact(live.reasoning) } : {}),
+      });
     }
     this.deps.log.error(this.secrets.redact(`request failed: ${error.kind} ${error.status ?? ''} ${error.message}`));
     this.notice(flight.turn, error.kind === 'cancelled' ? 'info' : 'error', error.describe(), true);
   }
 
   /** Tells the trace store how an attempt ended; a store that throws costs a log line, never the turn. */
-  private traceAttempt(flight: RequestInFlight, ending: AttemptEnding): void {
-    const fields = ending.completed
-      ? { completed: true, promptTokens: ending.result.usage?.promptTokens, completionTokens: ending.result.usage?.completionTokens, toolCalls: ending.result.toolCalls.map((c) => c.function.name) }
+  private traceAttempt(flight: RequestInFlight, ending: Ending): void {
+    const fields = ending.type === 'finish'
+      ? { completed: true, promptTokens: ending.reply.usage?.promptTokens, completionTokens: ending.reply.usage?.completionTokens, toolCalls: ending.reply.toolCalls.map((c) => c.function.name) }
       : { completed: false, error: ending.error.kind, toolCalls: [] };
     try {
       this.deps.trace?.({ session: this.deps.session.id, turn: flight.turn, replyId: flight.replyId, model: flight.identity.model, provider: flight.identity.provider, estimate: flight.estNow, durationMs: Date.now() - flight.startedAt, prompt: flight.system.prompt, ...fields });
@@ -300,12 +350,15 @@ export class Conversation {
   }
 
   /** An attempt ended: the gate learns how, and the chat says what the gate found, as the stream ends. */
-  private settle(turn: string, identity: Identity, settings: ChatSettings, ending: AttemptEnding, estNow: number): void {
-    if (ending.completed) {
-      const { result } = ending;
+  private settle(flight: RequestInFlight, ending: Ending): void {
+    const { turn, identity } = flight;
+    if (ending.type === 'finish') {
+      // Read afresh: the host reads a local server's window again before a reply's finish reaches here (Ollama reports it only once loaded).
+      const settings = this.deps.settings();
+      const result = ending.reply;
       const settled = this.deps.gate.afterRequest({ completed: true, promptTokens: result.usage?.promptTokens, usageUnsupported: result.usageUnsupported, contextWindow: settings.contextWindow });
       if (settled.events.some((e) => e.event === 'anchor_loss' && e.reason === 'suspect-usage')) {
-        this.notice(turn, 'warning', suspectText(result.usage?.promptTokens ?? 0, estNow, settings.contextWindow));
+        this.notice(turn, 'warning', suspectText(result.usage?.promptTokens ?? 0, flight.estNow, settings.contextWindow, settings.serverKind));
       }
       // A reply without usage warns as its stream ends, not one request later (docs/architecture.md, "Context gate").
       if (settled.newWarning) {
@@ -317,6 +370,30 @@ export class Conversation {
       this.deps.gate.afterRequest({ completed: false });
     }
     this.persistGate();
+  }
+
+  /** When the user's window and the server's differ, the chat says which one counts: once per pair. */
+  private sayWindow(turn: string, settings: ChatSettings): void {
+    const { serverWindow: server, windowSetting: set } = settings;
+    if (server === undefined || set === undefined || server === set) return;
+    const key = `${set}/${server}`;
+    if (this.windowsSaid.has(key)) return;
+    this.windowsSaid.add(key);
+    const n = (x: number): string => x.toLocaleString('en-US');
+    this.notice(turn, server < set ? 'warning' : 'info', server < set
+      ? `The server runs a context window of ${n(server)} tokens, smaller than candor.contextWindow (${n(set)}): Candor counts against ${n(server)}.`
+      : `candor.contextWindow (${n(set)}) is smaller than the ${n(server)}-token window the server runs: Candor counts against ${n(set)}, as you set it.`);
+  }
+
+  private overflowDeps(): OverflowDeps {
+    const { session, gate, compactor, settings, log, recordOverflow, onOverflow } = this.deps;
+    return {
+      session, gate, compactor, settings, log,
+      notice: (turn, level, text, retryable) => this.notice(turn, level, text, retryable),
+      persistGate: () => this.persistGate(),
+      ...(recordOverflow ? { recordOverflow } : {}),
+      ...(onOverflow ? { onOverflow } : {}),
+    };
   }
 
   private async runTools(turn: string, reply: CompletedRequest, signal: AbortSignal): Promise<void> {

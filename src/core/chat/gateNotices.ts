@@ -1,6 +1,7 @@
 import type { Identity } from '../context/driftEvents';
 import type { WarningKind } from '../context/transitions';
 import type { SessionRecord } from '../session/records';
+import type { ServerKind } from '../provider/localServers';
 
 // What the chat says about the context gate, and the turn its Retry sends.
 
@@ -15,10 +16,18 @@ export function warningText(warning: { readonly warningKind?: WarningKind }, ide
     : `The provider did not report usage for the last reply: the context count is now an estimate (${identity.model} @ ${identity.provider}). This is counted in the drift view.`;
 }
 
-/** What the chat says, once per window, of a count that is not an anchor. */
-export function suspectText(real: number, est: number, contextWindow: number): string {
+/**
+ * What the chat says, once per window, of a count that is not an anchor.
+ * Ollama's OpenAI endpoint ignores the context size a client asks for and
+ * cuts a longer prompt silently to its own `num_ctx`: on Ollama the notice
+ * names the two places that set it.
+ */
+export function suspectText(real: number, est: number, contextWindow: number, serverKind?: ServerKind): string {
   const atWindow = real === contextWindow ? ' (exactly its context window)' : '';
-  return `The server reported ${real.toLocaleString('en-US')} prompt tokens where Candor estimates about ${est.toLocaleString('en-US')}${atWindow}: it may have truncated or under-counted the prompt. That count is not used as an anchor, so the gauge is an estimate. This is counted in the drift view.`;
+  const ollama = serverKind === 'ollama'
+    ? ` Ollama cuts a prompt longer than its context (num_ctx) without an error: start it with a larger OLLAMA_CONTEXT_LENGTH, or give the model a larger context with PARAMETER num_ctx in its Modelfile.`
+    : '';
+  return `The server reported ${real.toLocaleString('en-US')} prompt tokens where Candor estimates about ${est.toLocaleString('en-US')}${atWindow}: it may have truncated or under-counted the prompt.${ollama} That count is not used as an anchor, so the gauge is an estimate. This is counted in the drift view.`;
 }
 
 /**

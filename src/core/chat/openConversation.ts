@@ -6,7 +6,7 @@ import { Conversation } from './conversation';
 import type { ConversationDeps } from './ports';
 
 /** What a conversation takes from outside the core; the gate and the compactor it builds itself. */
-export interface ConversationPorts extends Omit<ConversationDeps, 'session' | 'gate' | 'driftTotals' | 'compactor'> {
+export interface ConversationPorts extends Omit<ConversationDeps, 'session' | 'gate' | 'driftTotals' | 'compactor' | 'recordOverflow'> {
   /**
    * `drift.jsonl` of the data folder: where the gate writes anchor losses and
    * drifts, and whose totals the gauge shows. One for every session of a
@@ -31,6 +31,8 @@ export function openConversation(session: Session, ports: ConversationPorts): Co
     session,
     gate: new ContextGate({ session: session.id, sink: driftLog, state: isGateState(stored) ? stored : undefined }),
     driftTotals: () => driftLog.readDrift().totals,
-    compactor: sessionCompactor(textModelSummarizer(summaryModel)),
+    recordOverflow: (event) => driftLog.record(event),
+    // A summary's reply is bounded by the window in force when it is asked for (summarizer.ts).
+    compactor: sessionCompactor(textModelSummarizer(summaryModel, () => deps.settings().contextWindow)),
   });
 }

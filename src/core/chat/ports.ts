@@ -4,7 +4,9 @@ import type { PromptSource } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
 import type { ChatModel } from '../provider/chatModel';
 import type { ContextGate } from '../context/gate';
-import type { DriftTotals, Identity } from '../context/driftEvents';
+import type { DriftTotals, Identity, OverflowEvent } from '../context/driftEvents';
+import type { Overflow } from '../provider/overflow';
+import type { ServerKind } from '../provider/localServers';
 import type { TokenCounter } from '../context/estimator';
 import type { Compactor } from './compactor';
 import type { ToolHost } from './tools';
@@ -13,11 +15,22 @@ import type { BusyMessage, DeltaMessage, EntryMessage, GaugeMessage } from './vi
 // What the chat loop needs from outside it, and what it tells the outside.
 
 export interface ChatSettings {
+  /** The window in use: the smaller of what the user set and what the server runs with (docs/architecture.md, "Local model servers"). */
   readonly contextWindow: number;
   /** Where the window came from: the user's setting, the local server's report, or the default. */
   readonly windowSource?: 'settings' | 'server' | 'default';
+  /** The window the server says it runs with (per slot), when it said one. */
+  readonly serverWindow?: number;
+  /** `candor.contextWindow` as the user set it, when set. */
+  readonly windowSetting?: number;
   readonly thresholdPercent: number;
   readonly keepTurns: number;
+  /** `candor.maxOutputTokens`: what a reply cut at the output limit names. */
+  readonly maxOutputTokens?: number;
+  /** The kind of local server in use, when it is one of `candor.localServers`. */
+  readonly serverKind?: ServerKind;
+  /** The server takes a reply's thinking back (llama.cpp's `supports_preserve_reasoning`): only then is it sent. */
+  readonly preserveReasoning?: boolean;
 }
 
 /**
@@ -70,6 +83,14 @@ export interface ConversationDeps {
   readonly log: Logger;
   /** Told about every request that ended, completed or not. */
   readonly trace?: (trace: RequestTrace) => void;
+  /** Writes an `overflow` event to `drift.jsonl`. */
+  readonly recordOverflow?: (event: OverflowEvent) => void;
+  /**
+   * The provider refused a request as too large: the host takes the window
+   * it stated and reads the server's window again, before the settings are
+   * asked anew.
+   */
+  readonly onOverflow?: (identity: Identity, overflow: Overflow) => Promise<void>;
   /**
    * The keys to keep out of notices, partial replies and log lines (the
    * session file and the view). Without it, only credential patterns are

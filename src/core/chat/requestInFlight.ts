@@ -1,6 +1,7 @@
 import { newId } from '../ids';
 import type { Identity } from '../context/driftEvents';
 import type { PayloadMeasure } from '../context/ledger';
+import type { GateProjection } from '../context/gate';
 import type { SystemPrompt } from '../prompt/systemPrompt';
 import type { ChatSettings } from './ports';
 
@@ -40,11 +41,14 @@ export interface RequestStart {
   readonly measure: PayloadMeasure;
   readonly system: SystemPrompt;
   readonly span: SendSpan;
+  /** What the request sends: its messages (the system prompt among them) and tools, for the log line. */
+  readonly messages: number;
+  readonly tools: number;
 }
 
 /**
  * One request on its way, across its attempts (retries included): what its
- * traces, its notices and the view need of it.
+ * traces, its notices, its overflow and the view need of it.
  */
 export class RequestInFlight {
   readonly turn: string;
@@ -53,11 +57,14 @@ export class RequestInFlight {
   readonly measure: PayloadMeasure;
   readonly system: SystemPrompt;
   readonly span: SendSpan;
-  /** The estimate of the attempt in flight, and when it started. */
+  readonly messages: number;
+  readonly tools: number;
+  /** The projection and estimate of the attempt in flight (the gate's `beforeRequest`), and when it started. */
   estNow: number;
+  projected: number;
+  /** The gate's projection of the attempt in flight: the gauge shows it once the request has ended. */
+  projection: GateProjection | undefined;
   startedAt = Date.now();
-  /** Text arrived: the view has the reply's streaming entry. */
-  streaming = false;
   private reply: string | undefined;
 
   constructor(start: RequestStart) {
@@ -67,7 +74,10 @@ export class RequestInFlight {
     this.measure = start.measure;
     this.system = start.system;
     this.span = start.span;
+    this.messages = start.messages;
+    this.tools = start.tools;
     this.estNow = start.measure.tokens;
+    this.projected = start.measure.tokens;
   }
 
   /**

@@ -13,11 +13,15 @@ export interface EntryMessage {
   readonly entry: TranscriptEntry;
 }
 
-/** More text of a streaming entry. */
+/** Which part of a streaming reply a delta grows: the answer, or the thinking shown above it. */
+export type ReplyPart = 'text' | 'reasoning';
+
+/** More text of a streaming entry (of its answer when `part` is absent). */
 export interface DeltaMessage {
   readonly type: 'delta';
   readonly id: string;
   readonly text: string;
+  readonly part?: ReplyPart;
 }
 
 /**
@@ -29,11 +33,14 @@ export interface ReplaceTextMessage {
   readonly type: 'replaceText';
   readonly id: string;
   readonly text: string;
+  readonly part?: ReplyPart;
 }
 
 export interface BusyMessage {
   readonly type: 'busy';
   readonly busy: boolean;
+  /** What the request is waiting for, while nothing of the reply shows ("processing the prompt: 40%"). */
+  readonly status?: string;
 }
 
 export interface GaugeMessage {

@@ -1,6 +1,6 @@
 import { MATCH_REACH, type SecretSet } from '../redact';
 import type { TranscriptEntry } from '../session/transcript';
-import type { DeltaMessage, EntryMessage, ReplaceTextMessage } from './viewMessages';
+import type { DeltaMessage, EntryMessage, ReplaceTextMessage, ReplyPart } from './viewMessages';
 
 /**
  * Everything posted to the chat view passes through here (docs/architecture.md,
@@ -10,7 +10,8 @@ import type { DeltaMessage, EntryMessage, ReplaceTextMessage } from './viewMessa
  * only the new part of the redacted text is posted. When redaction changes
  * text the view already has, the entry's text is replaced instead. The
  * stream ends when its record's entry (the whole reply, or the partial one)
- * comes under the same id, redacted whole.
+ * comes under the same id, redacted whole. A reply's thinking is a stream of
+ * its own beside its text, redacted the same way.
  */
 
 /** The stream messages rewritten here; `replaceText` is the only one the redaction adds. */
@@ -45,6 +46,11 @@ interface Stream {
   shownTail: string;
 }
 
+/** The streams of one entry: its text under its id, its thinking beside it. */
+function streamKey(id: string, part: ReplyPart): string {
+  return part === 'reasoning' ? `${id}\u0000reasoning` : id;
+}
+
 export class ViewRedaction {
   private readonly streams = new Map<string, Stream>();
 
@@ -57,7 +63,7 @@ export class ViewRedaction {
       case 'entry':
         return [this.entry(stream.entry)];
       case 'delta':
-        return this.delta(stream.id, stream.text);
+        return this.delta(stream.id, stream.text, stream.part ?? 'text');
       default:
         // A full refresh replaces the view's entries: a stream still running has no entry there any more.
         if (message.type === 'init') this.streams.clear();
@@ -67,33 +73,42 @@ export class ViewRedaction {
 
   private entry(entry: TranscriptEntry): StreamMessage {
     // The record's entry under a streaming id (the whole reply, or a partial one) ends that stream.
-    this.streams.delete(entry.id);
+    this.streams.delete(streamKey(entry.id, 'text'));
+    this.streams.delete(streamKey(entry.id, 'reasoning'));
     if (entry.kind !== 'assistant' || !entry.streaming) return { type: 'entry', entry: this.secrets.redactDeep(entry) };
-    const stream: Stream = { done: '', tail: '', shownDone: 0, shownTail: '' };
-    this.streams.set(entry.id, stream);
-    this.append(stream, entry.text);
-    stream.shownDone = stream.done.length;
-    stream.shownTail = this.visibleTail(stream);
-    return { type: 'entry', entry: { ...entry, text: stream.done + stream.shownTail } };
+    const text = this.start(entry.id, 'text', entry.text);
+    const reasoning = this.start(entry.id, 'reasoning', entry.reasoning ?? '');
+    return { type: 'entry', entry: { ...entry, text, ...(entry.reasoning !== undefined ? { reasoning } : {}) } };
   }
 
-  private delta(id: string, text: string): StreamMessage[] {
-    const stream = this.streams.get(id);
+  /** A new stream of one part of a streaming entry; what the view may show of its first text. */
+  private start(id: string, part: ReplyPart, text: string): string {
+    const stream: Stream = { done: '', tail: '', shownDone: 0, shownTail: '' };
+    this.streams.set(streamKey(id, part), stream);
+    this.append(stream, text);
+    stream.shownDone = stream.done.length;
+    stream.shownTail = this.visibleTail(stream);
+    return stream.done + stream.shownTail;
+  }
+
+  private delta(id: string, text: string, part: ReplyPart): StreamMessage[] {
+    const stream = this.streams.get(streamKey(id, part));
     // A delta of no known stream has no entry in the view to go to: it is not sent (alone, it could hold half a key).
     if (!stream) return [];
     this.append(stream, text);
-    return this.update(id, stream, this.visibleTail(stream));
+    return this.update(id, part, stream, this.visibleTail(stream));
   }
 
   /** The view has `done[0, shownDone) + shownTail`; it should have `done + tail`. Only the new part is compared. */
-  private update(id: string, stream: Stream, tail: string): StreamMessage[] {
+  private update(id: string, part: ReplyPart, stream: Stream, tail: string): StreamMessage[] {
     const now = stream.done.slice(stream.shownDone) + tail;
     const before = stream.shownTail;
     stream.shownDone = stream.done.length;
     stream.shownTail = tail;
+    const which = part === 'reasoning' ? { part } : {};
     if (now === before) return [];
-    if (now.startsWith(before)) return [{ type: 'delta', id, text: now.slice(before.length) }];
-    return [{ type: 'replaceText', id, text: stream.done + tail }];
+    if (now.startsWith(before)) return [{ type: 'delta', id, text: now.slice(before.length), ...which }];
+    return [{ type: 'replaceText', id, text: stream.done + tail, ...which }];
   }
 
   private append(stream: Stream, text: string): void {

@@ -15,7 +15,7 @@ export interface CompactionPlan {
   readonly keep: readonly ChatMessage[];
 }
 
-export type CompactionErrorKind = 'nothing-to-compact' | 'summary-failed' | 'empty-summary' | 'cancelled';
+export type CompactionErrorKind = 'nothing-to-compact' | 'summary-failed' | 'summary-cut' | 'no-room' | 'empty-summary' | 'cancelled';
 
 export class CompactionError extends KindError<CompactionErrorKind> {
   override readonly name = 'CompactionError';
@@ -108,6 +108,8 @@ export async function compactHistory(
     summary = await summarize([...plan.summarize], signal);
   } catch (err) {
     throwIfCancelled(signal);
+    // The summarizer's own refusals (a cut summary, no room for one) say what happened themselves.
+    if (err instanceof CompactionError) throw err;
     throw new CompactionError('summary-failed', `the summary request failed: ${describe(err)}`, { cause: err });
   }
   throwIfCancelled(signal);

@@ -81,7 +81,30 @@ export interface AnchorLossOpenEvent {
   readonly window_ests: readonly number[];
 }
 
-export type DriftEvent = AnchorLossEvent | AnchorDriftEvent | AnchorLossOpenEvent;
+/**
+ * A provider refused a request as too large for its window: a measurement
+ * (its count and its window, when its error says them), and what Candor did
+ * about it. Not an anchor: it opens or closes no loss window and is not in
+ * the totals; readers that do not know it skip it.
+ */
+export interface OverflowEvent {
+  readonly event: 'overflow';
+  readonly session: string;
+  readonly model: string;
+  readonly provider: string;
+  /** Candor's projection of the request it sent. */
+  readonly projected: number;
+  /** The local estimate of that payload, as in the anchor events. */
+  readonly est: number;
+  /** The provider's count of the prompt and its window, from its error; null when it said none. */
+  readonly real: number | null;
+  readonly window: number | null;
+  /** Which known error shape matched (src/core/provider/overflow.ts). */
+  readonly parser: string;
+  readonly action: 'compacted-and-retried' | 'stopped';
+}
+
+export type DriftEvent = AnchorLossEvent | AnchorDriftEvent | AnchorLossOpenEvent | OverflowEvent;
 
 /** Where the gate writes its events; the only I/O the gate does. */
 export interface DriftSink {

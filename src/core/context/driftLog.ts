@@ -97,7 +97,7 @@ export class DriftLog implements DriftSink {
       if (isDriftRecord(record)) {
         this.events.push(record);
         this.tally.add(record);
-      } else this.skipped++;
+      } else if (!isOverflowLine(record)) this.skipped++;
     }
     this.skipped += read.skipped.length;
     if (read.restarted || read.records.length > 0 || read.skipped.length > 0) this.read = undefined;
@@ -132,6 +132,11 @@ export function isDriftRecord(value: unknown): value is DriftRecord {
     windowFields &&
     (value.window_ests === undefined || isNumberList(value.window_ests))
   );
+}
+
+/** An `overflow` line: known, and no part of the loss windows or their totals. */
+function isOverflowLine(value: unknown): boolean {
+  return isRecord(value) && value.v === 1 && value.event === 'overflow' && typeof value.session === 'string';
 }
 
 function isReason(value: unknown): boolean {

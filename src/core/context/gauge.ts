@@ -17,6 +17,8 @@ export interface GaugeState {
   readonly totals?: DriftTotals;
   /** Where `window` came from: the user's `candor.contextWindow`, the local server's report, or the default. */
   readonly windowSource?: 'settings' | 'server' | 'default';
+  /** The other of the two windows, when the user's setting and the server's window differ (the tooltip names both). */
+  readonly windowOther?: { readonly setting: number; readonly server: number };
   /** What counted the estimate: the model's tokenizer, or the heuristic (calibrated or not). */
   readonly estimator?: { readonly kind: EstimatorKind; readonly name: string; readonly pending: number };
   /** Why the count is an estimate. */
@@ -42,11 +44,12 @@ export const TOOLS_CROWD_PERCENT = 25;
 /** The gauge for a projection, with the window in use and the drift totals. */
 export function gaugeOf(
   projection: GateProjection,
-  settings: { readonly contextWindow: number; readonly windowSource?: GaugeState['windowSource']; readonly thresholdPercent: number },
+  settings: { readonly contextWindow: number; readonly windowSource?: GaugeState['windowSource']; readonly serverWindow?: number; readonly windowSetting?: number; readonly thresholdPercent: number },
   totals: DriftTotals,
   tools?: ToolShare,
 ): GaugeState {
   const anchor = projection.anchor;
+  const { serverWindow: server, windowSetting: setting } = settings;
   return {
     projected: projection.projected,
     estimate: projection.estNow,
@@ -54,6 +57,7 @@ export function gaugeOf(
     warning: projection.warning,
     window: settings.contextWindow,
     ...(settings.windowSource ? { windowSource: settings.windowSource } : {}),
+    ...(server !== undefined && setting !== undefined && server !== setting ? { windowOther: { setting, server } } : {}),
     thresholdPercent: settings.thresholdPercent,
     ...(anchor ? { anchor: { real: anchor.real, est: anchor.est, model: anchor.identity.model, provider: anchor.identity.provider } } : {}),
     totals,
@@ -106,7 +110,7 @@ export function gaugeTooltip(state: GaugeState): string {
     `Estimate now: ${state.estimate.toLocaleString('en-US')}`,
     `Compaction threshold: ${state.thresholdPercent}%`,
   ];
-  if (state.windowSource) lines.splice(1, 0, `Window: ${state.window.toLocaleString('en-US')} tokens, ${WINDOW_SOURCES[state.windowSource]}`);
+  if (state.windowSource) lines.splice(1, 0, windowLine(state));
   if (state.estimator) lines.push(estimatorLine(state.estimator));
   if (!state.anchored && state.unanchoredBecause) lines.push(`Estimated: ${UNANCHORED[state.unanchoredBecause]}`);
   if (state.change) lines.push(changeLine(state.change));
@@ -124,6 +128,16 @@ export function gaugeTooltip(state: GaugeState): string {
   }
   lines.push('Click to open the drift view.');
   return lines.join('\n');
+}
+
+/** `Window: 2,048 tokens, as the server reports it runs (smaller than candor.contextWindow, 32,768)`. */
+function windowLine(state: GaugeState): string {
+  const line = `Window: ${state.window.toLocaleString('en-US')} tokens, ${WINDOW_SOURCES[state.windowSource ?? 'default']}`;
+  const other = state.windowOther;
+  if (!other) return line;
+  return other.server < other.setting
+    ? `${line} (smaller than candor.contextWindow, ${other.setting.toLocaleString('en-US')})`
+    : `${line} (the server runs ${other.server.toLocaleString('en-US')})`;
 }
 
 const UNANCHORED: Record<UnanchoredReason, string> = {

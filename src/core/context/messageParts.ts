@@ -15,15 +15,17 @@ export const REPLY_PRIMING = 3;
 
 /**
  * The texts of a message that a provider tokenizes: role, content, a name,
- * and each tool call's name and arguments. Ids (a tool call's `id`, a tool
- * reply's `tool_call_id`) are not part of the prompt OpenAI counts. Counted
- * piece by piece, as the recipe does, rather than joined, so no separator we
- * invent shows up in the count.
+ * the thinking sent back with it, and each tool call's name and arguments.
+ * Ids (a tool call's `id`, a tool reply's `tool_call_id`) are not part of
+ * the prompt OpenAI counts. Counted piece by piece, as the recipe does,
+ * rather than joined, so no separator we invent shows up in the count.
  */
 export function messageParts(message: ChatMessage): string[] {
   const parts: string[] = [typeof message.role === 'string' ? message.role : '', contentText(message)];
-  const loose = message as { name?: unknown; tool_calls?: unknown };
+  const loose = message as { name?: unknown; tool_calls?: unknown; reasoning_content?: unknown };
   if (typeof loose.name === 'string') parts.push(loose.name);
+  // A reply's thinking, when it is sent back (a template that keeps it): what is sent is counted.
+  if (typeof loose.reasoning_content === 'string') parts.push(loose.reasoning_content);
   if (Array.isArray(loose.tool_calls)) {
     for (const call of loose.tool_calls as unknown[]) parts.push(...toolCallParts(call));
   }

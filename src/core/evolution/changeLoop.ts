@@ -1,6 +1,7 @@
 import type { ToolHost } from '../chat/tools';
-import type { ChatMessage } from '../messages';
+import { CUT_CALL_RESULT, cutCall, type ChatMessage } from '../messages';
 import type { ChatModel } from '../provider/chatModel';
+import { finalReply } from '../provider/finalReply';
 import type { Rant } from '../rants';
 import type { RantClass } from './classify';
 import { throwIfCancelled } from './errors';
@@ -86,13 +87,18 @@ export async function runChangeLoop(request: ChangeRequest, options: ChangeLoopO
   let toolCalls = 0;
   for (let round = 1; round <= maxRounds; round++) {
     throwIfCancelled(options.signal);
-    const reply = await options.model.stream(
-      { messages, tools: specs },
-      {
-        signal: options.signal,
-        onRetry: (n) => options.onNotice?.(`retry ${n.attempt} of ${n.of} in ${Math.round(n.delayMs / 1000)} s: ${n.error.describe()}`),
-      },
-    );
+    const reply = await finalReply(options.model.stream({ messages, tools: specs }, { signal: options.signal }), {
+      onRetry: (n) => options.onNotice?.(`retry ${n.attempt} of ${n.of} in ${Math.round(n.delayMs / 1000)} s: ${n.error.describe()}`),
+    });
+    if (reply.toolCalls.length > 0 && reply.finishReason === 'length') {
+      // Cut at the output limit: no call of it is run, and none goes back as it came (docs/architecture.md, "Model port").
+      messages.push({ role: 'assistant', content: reply.content === '' ? null : reply.content, tool_calls: reply.toolCalls.map(cutCall) });
+      for (const call of reply.toolCalls) {
+        options.onTool?.(`${call.function.name}: cut at the output limit, not run`);
+        messages.push({ role: 'tool', tool_call_id: call.id, content: CUT_CALL_RESULT });
+      }
+      continue;
+    }
     if (reply.toolCalls.length === 0) return { summary: reply.content.trim(), rounds: round, toolCalls, outOfRounds: false };
     messages.push({ role: 'assistant', content: reply.content === '' ? null : reply.content, tool_calls: reply.toolCalls });
     for (const call of reply.toolCalls) {

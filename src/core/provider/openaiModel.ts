@@ -1,12 +1,14 @@
 import OpenAI from 'openai';
 import type { Identity } from '../context/driftEvents';
 import type { ChatMessage } from '../messages';
-import type { AttemptEnding, ChatModel, CompletedRequest, RequestPolicy, StreamOptions, StreamRequest } from './chatModel';
+import { firstTokenLimitMs, type ChatModel, type CompletedRequest, type CompleteOptions, type ModelEvent, type RequestPolicy, type StreamOptions, type StreamRequest } from './chatModel';
 import { RequestError } from './requestError';
-import { withRetries } from './retry';
-import { classify, requestUrl, streamChat } from './stream';
+import { retries, retryDelayMs } from './retry';
+import { classify, requestUrl, streamAttempt, type AttemptEvent } from './stream';
 import { inMemoryUsage, refusesStreamOptions, type StreamUsageMemory } from './streamUsage';
-import { isKindError } from '../kindError';
+import { ThinkSplitter } from './thinkSplit';
+import type { Timers } from './watchdog';
+import { abortableSleep } from '../sleep';
 
 /** The SDK's own limit on one HTTP request; idle streams are cut far sooner by the policy. */
 const CLIENT_TIMEOUT_MS = 10 * 60_000;
@@ -27,68 +29,99 @@ export function createClient(baseURL: string, apiKey: string): OpenAI {
   });
 }
 
+/** What the adapter knows of the server beyond the policy, and what tests replace. */
+export interface AdapterOptions {
+  /** The server is llama.cpp: ask it for `prompt_progress` chunks (`return_progress`). */
+  readonly returnProgress?: boolean;
+  /** The watchdog's clock and the retries' sleep (tests). */
+  readonly timers?: Timers;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
 /**
  * The one adapter of the ChatModel port: a client of an OpenAI-compatible
  * endpoint, one model on it. `usage` remembers which identities refuse
  * `stream_options` (docs/architecture.md, "Model port").
  */
-export function openAiChatModel(client: OpenAI, identity: Identity, policy: RequestPolicy, usage: StreamUsageMemory = inMemoryUsage()): ChatModel {
+export function openAiChatModel(client: OpenAI, identity: Identity, policy: RequestPolicy, usage: StreamUsageMemory = inMemoryUsage(), adapter: AdapterOptions = {}): ChatModel {
   // Whatever the provider echoes back is redacted with the key this client sends.
   const secrets = client.apiKey ? [client.apiKey] : [];
-  const streamOnce = (request: StreamRequest, options: StreamOptions, includeUsage: boolean): Promise<CompletedRequest> => streamChat(
+  const attempt = (request: StreamRequest, options: StreamOptions, includeUsage: boolean): AsyncGenerator<AttemptEvent> => streamAttempt(
     client,
-    { model: identity.model, messages: request.messages, tools: request.tools, maxOutputTokens: policy.maxOutputTokens, includeUsage },
-    { idleTimeoutMs: policy.idleTimeoutMs, signal: options.signal, onText: options.onText },
+    { model: identity.model, messages: request.messages, tools: request.tools, maxOutputTokens: policy.maxOutputTokens, includeUsage, returnProgress: adapter.returnProgress },
+    { idleTimeoutMs: policy.idleTimeoutMs, firstTokenTimeoutMs: firstTokenLimitMs(policy), signal: options.signal, timers: adapter.timers },
   );
   /**
-   * One request. A 400 that names `stream_options` is the server refusing
-   * the option before it read anything: the same request goes again at once
-   * without it, within the same attempt (the gate sees one request), and
-   * what the second answer shows is remembered for the identity.
+   * One attempt's events. A 400 that names `stream_options` is the server
+   * refusing the option before it read anything: the same request goes again
+   * at once without it, within the same attempt (the gate sees one request).
+   * The first event is read here to see that; the caller yields it first.
    */
-  const streamWithUsage = async (request: StreamRequest, options: StreamOptions): Promise<CompletedRequest> => {
+  async function openAttempt(request: StreamRequest, options: StreamOptions): Promise<{ first: IteratorResult<AttemptEvent>; rest: AsyncGenerator<AttemptEvent>; refused: boolean }> {
     const known = usage.get(identity);
-    let result: CompletedRequest;
-    try {
-      result = await streamOnce(request, options, known === undefined);
-    } catch (err) {
-      if (known !== undefined || !isKindError(err, RequestError) || !refusesStreamOptions(err)) throw err;
-      result = await streamOnce(request, options, false);
-      usage.remember(identity, result.usage ? 'rejects-stream-options' : 'no-usage-in-streams');
-    }
+    const rest = attempt(request, options, known === undefined);
+    const first = await rest.next();
+    if (first.done || first.value.type !== 'error' || known !== undefined || !refusesStreamOptions(first.value.error)) return { first, rest, refused: false };
+    const again = attempt(request, options, false);
+    return { first: await again.next(), rest: again, refused: true };
+  }
+  /** A completed reply, with what its usage (or its absence) taught about the identity remembered and said. */
+  function settleUsage(result: CompletedRequest, refused: boolean): CompletedRequest {
+    if (refused) usage.remember(identity, result.usage ? 'rejects-stream-options' : 'no-usage-in-streams');
     if (result.usage && usage.get(identity) === 'no-usage-in-streams') usage.remember(identity, 'rejects-stream-options');
     return !result.usage && usage.get(identity) === 'no-usage-in-streams' ? { ...result, usageUnsupported: true } : result;
-  };
+  }
+  const sleep = adapter.sleep ?? abortableSleep;
   return {
     identity,
     policy,
-    stream(request: StreamRequest, options: StreamOptions = {}): Promise<CompletedRequest> {
-      const attempt = async (): Promise<CompletedRequest> => {
-        options.onAttempt?.();
-        let ending: AttemptEnding;
-        try {
-          const result = await streamWithUsage(request, options);
-          ending = { completed: true, result };
-        } catch (err) {
-          ending = { completed: false, error: isKindError(err, RequestError) ? err : new RequestError('cut', String(err)) };
+    async *stream(request: StreamRequest, options: StreamOptions = {}): AsyncGenerator<ModelEvent> {
+      for (let tries = 0; ; tries++) {
+        yield { type: 'attempt', attempt: tries + 1 };
+        let failed: RequestError | undefined;
+        const { first, rest, refused } = await openAttempt(request, options);
+        for (let next = first; !next.done; next = await rest.next()) {
+          const event = next.value;
+          if (event.type === 'finish') yield { type: 'finish', reply: settleUsage(event.reply, refused) };
+          else yield event;
+          if (event.type === 'error') failed = event.error;
         }
-        options.onAttemptEnd?.(ending);
-        if (!ending.completed) throw ending.error;
-        return ending.result;
-      };
-      return withRetries(attempt, { maxRetries: policy.maxRetries, signal: options.signal, onRetry: options.onRetry });
-    },
-    async complete(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<string> {
-      try {
-        const response = await client.chat.completions.create({ model: identity.model, messages: [...messages], stream: false }, { signal });
-        return response.choices[0]?.message?.content ?? '';
-      } catch (err) {
-        throw classify(err, {
-          idleFired: false, cancelled: signal?.aborted === true, idleTimeoutMs: policy.idleTimeoutMs, gotText: false, url: requestUrl(client.baseURL, '/chat/completions'),
-        }, secrets);
+        if (!failed || !retries(failed, tries, { maxRetries: policy.maxRetries, signal: options.signal })) return;
+        const delayMs = retryDelayMs(failed, tries + 1);
+        yield { type: 'retry', notice: { attempt: tries + 1, of: policy.maxRetries, delayMs, error: failed } };
+        await sleep(delayMs, options.signal);
+        if (options.signal?.aborted) {
+          yield { type: 'error', error: new RequestError('cancelled', 'stopped by the user'), partial: '' };
+          return;
+        }
       }
     },
+    async complete(messages: readonly ChatMessage[], signal?: AbortSignal, options: CompleteOptions = {}): Promise<string> {
+      let response: OpenAI.Chat.Completions.ChatCompletion;
+      try {
+        response = await client.chat.completions.create(
+          { model: identity.model, messages: [...messages] as OpenAI.Chat.Completions.ChatCompletionMessageParam[], stream: false, ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}) },
+          { signal },
+        );
+      } catch (err) {
+        throw classify(err, {
+          limits: { idleTimeoutMs: policy.idleTimeoutMs, firstTokenTimeoutMs: 0 }, cancelled: signal?.aborted === true, gotText: false, url: requestUrl(client.baseURL, '/chat/completions'),
+        }, secrets);
+      }
+      const choice = response.choices[0];
+      if (options.whole && choice?.finish_reason === 'length') {
+        const used = response.usage?.completion_tokens ?? options.maxTokens;
+        throw new RequestError('length', used === undefined ? 'the server\'s own limit' : `${used.toLocaleString('en-US')} tokens`);
+      }
+      return answerOf(choice?.message?.content ?? '');
+    },
   };
+}
+
+/** A one-shot reply without the `<think>…</think>` a server left at its start. */
+function answerOf(content: string): string {
+  const split = new ThinkSplitter();
+  return [...split.push(content), ...split.end()].filter((p) => p.kind === 'text').map((p) => p.text).join('');
 }
 
 /** The model ids an endpoint lists (`GET /models`), at most `limit`. */

@@ -1,10 +1,14 @@
 import { KindError } from '../kindError';
+import type { Overflow } from './overflow';
 
 /** Why a request did not complete. The chat shows each kind with its own words. */
 export type RequestErrorKind =
   | 'connection' // refused, reset before the reply, DNS
   | 'http' // the provider answered with an error status
-  | 'idle-timeout' // nothing arrived for idleTimeoutSeconds
+  | 'idle-timeout' // nothing arrived for idleTimeoutSeconds once the reply had started
+  | 'first-token-timeout' // nothing live arrived for firstTokenTimeoutSeconds after the request
+  | 'stream-error' // the server put an error object in the stream and ended it
+  | 'length' // a one-shot reply that had to be whole was cut at the output limit
   | 'cut' // the stream ended before finish_reason
   | 'malformed' // a chunk that is not JSON
   | 'cancelled'; // the user pressed Stop
@@ -18,6 +22,8 @@ export class RequestError extends KindError<RequestErrorKind> {
     readonly retryAfterMs?: number,
     /** The URL the request went to, when it reached the network: the chat shows it. */
     readonly url?: string,
+    /** The provider said the request does not fit its context window (overflow.ts), with its figures. */
+    readonly overflow?: Overflow,
   ) {
     super(kind, message);
   }
@@ -37,7 +43,13 @@ export class RequestError extends KindError<RequestErrorKind> {
       case 'http':
         return describeStatus(this.status, providerText(this.message, this.status), this.url);
       case 'idle-timeout':
-        return `The provider sent nothing for ${this.message}; the request was cut (candor.request.idleTimeoutSeconds).`;
+        return `The provider sent nothing for ${this.message} in the middle of its reply; the request was cut (candor.request.idleTimeoutSeconds).`;
+      case 'first-token-timeout':
+        return `The provider sent nothing for ${this.message} after the request; it was cut (candor.request.firstTokenTimeoutSeconds). A long prompt on a slow machine can take that long before the first word: raise the setting, or set it to 0 for no limit.`;
+      case 'stream-error':
+        return `The provider reported an error in the middle of its reply: ${clause(this.message)}.`;
+      case 'length':
+        return `The reply was cut at the output limit (${this.message}) before it was complete.`;
       case 'cut':
         return 'The reply stream ended before it was complete. The partial reply is kept; Retry sends the request again.';
       case 'malformed':
@@ -97,6 +109,6 @@ function clause(text: string): string {
 /** Thrown with what arrived before the failure, so the chat can keep it. */
 export class PartialReplyError extends RequestError {
   constructor(cause: RequestError, readonly partial: string) {
-    super(cause.kind, cause.message, cause.status, cause.retryAfterMs, cause.url);
+    super(cause.kind, cause.message, cause.status, cause.retryAfterMs, cause.url, cause.overflow);
   }
 }

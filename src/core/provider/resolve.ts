@@ -4,7 +4,7 @@ import { providerSlug } from '../context/slug';
 import type { Scenario } from '../offline/scenario';
 import { startOfflineServer, type OfflineServer } from '../offline/server';
 import type { ChatModel, RequestPolicy } from './chatModel';
-import { sendsKeyTo, type LocalServer } from './localServers';
+import { localServerOf, sendsKeyTo, type LocalServer } from './localServers';
 import { createClient, listModels, openAiChatModel } from './openaiModel';
 import { inMemoryUsage, type StreamUsageMemory } from './streamUsage';
 import { KindError } from '../kindError';
@@ -77,7 +77,9 @@ export class ModelResolver {
     const client = await this.clientFor(settings);
     const cached = this.model;
     if (cached && sameSettings(cached.settings, settings) && this.client?.client === client) return cached.model;
-    const model = openAiChatModel(client, identity, settings.policy, this.usage);
+    // llama.cpp reports prompt progress when asked: the wait for the first token then shows, and counts as the server being alive.
+    const returnProgress = settings.baseUrl.trim() !== '' && localServerOf(settings.baseUrl, settings.localServers ?? [])?.kind === 'llamacpp';
+    const model = openAiChatModel(client, identity, settings.policy, this.usage, { returnProgress });
     this.model = { settings, model };
     return model;
   }
@@ -130,5 +132,6 @@ function keyFor(settings: Pick<ModelSettings, 'baseUrl' | 'apiKey' | 'localServe
 function sameSettings(a: ModelSettings, b: ModelSettings): boolean {
   return a.baseUrl === b.baseUrl && a.apiKey === b.apiKey && a.model === b.model
     && a.policy.idleTimeoutMs === b.policy.idleTimeoutMs && a.policy.maxRetries === b.policy.maxRetries
-    && a.policy.maxOutputTokens === b.policy.maxOutputTokens;
+    && a.policy.maxOutputTokens === b.policy.maxOutputTokens && a.policy.firstTokenTimeoutMs === b.policy.firstTokenTimeoutMs
+    && localServerOf(a.baseUrl, a.localServers ?? [])?.kind === localServerOf(b.baseUrl, b.localServers ?? [])?.kind;
 }

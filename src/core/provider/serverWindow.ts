@@ -15,17 +15,33 @@ export interface WindowInUse {
   readonly source: WindowSource;
   /** What the server reported, also when the user's setting wins. */
   readonly server?: number;
+  /** What the user set, also when the server's window is smaller. */
+  readonly setting?: number;
 }
 
 /**
- * `candor.contextWindow` when the user set it, else the server's window,
- * else the setting's default.
+ * The smallest of what the user set (`candor.contextWindow`, when set) and
+ * what the server says it runs with; the setting's default when neither
+ * says. A request larger than the server's window fails whatever the
+ * setting says, and one larger than the user's is what the user asked not
+ * to send (docs/architecture.md, "Local model servers").
  */
 export function windowInUse(setting: { readonly tokens: number; readonly explicit: boolean }, server: number | undefined): WindowInUse {
   const reported = server !== undefined ? { server } : {};
-  if (setting.explicit) return { tokens: setting.tokens, source: 'settings', ...reported };
+  if (setting.explicit) {
+    const set = { setting: setting.tokens, ...reported };
+    return server !== undefined && server < setting.tokens ? { tokens: server, source: 'server', ...set } : { tokens: setting.tokens, source: 'settings', ...set };
+  }
   if (server !== undefined) return { tokens: server, source: 'server', server };
   return { tokens: setting.tokens, source: 'default' };
+}
+
+/** What a local server says of how it runs a model. */
+export interface ServerFacts {
+  /** The context window of one request (per slot where the server splits its context). */
+  readonly window?: number;
+  /** llama.cpp's chat template keeps a reply's thinking when it is sent back (`supports_preserve_reasoning`). */
+  readonly preserveReasoning?: boolean;
 }
 
 export interface ReadOptions {
@@ -65,6 +81,13 @@ export function llamaCppWindow(body: unknown): number | undefined {
   return tokensOf(record(record(body)?.default_generation_settings)?.n_ctx);
 }
 
+/** llama.cpp's `/props`: the window per slot, and whether its template takes thinking back (`chat_template_caps`). */
+export function llamaCppFacts(body: unknown): ServerFacts {
+  const window = llamaCppWindow(body);
+  const caps = record(record(body)?.chat_template_caps);
+  return { ...(window !== undefined ? { window } : {}), preserveReasoning: caps?.supports_preserve_reasoning === true };
+}
+
 /** vLLM: `GET /v1/models`, `data[].max_model_len` of the served model. */
 export function vllmWindow(body: unknown, model: string): number | undefined {
   return tokensOf(list(record(body)?.data).find((m) => m.id === model)?.max_model_len);
@@ -95,58 +118,69 @@ export async function getJson(url: string, options: ReadOptions): Promise<unknow
   }
 }
 
-type Reader = (origin: string, model: string, options: ReadOptions) => Promise<number | undefined>;
+type Reader = (origin: string, model: string, options: ReadOptions) => Promise<ServerFacts>;
+
+const windowOnly = (window: number | undefined): ServerFacts => (window !== undefined ? { window } : {});
 
 const READERS: Readonly<Record<ServerKind, Reader>> = {
-  ollama: async (origin, model, o) => ollamaWindow(await getJson(`${origin}/api/ps`, o), model),
-  llamacpp: async (origin, _model, o) => llamaCppWindow(await getJson(`${origin}/props`, o)),
-  vllm: async (origin, model, o) => vllmWindow(await getJson(`${origin}/v1/models`, o), model),
+  ollama: async (origin, model, o) => windowOnly(ollamaWindow(await getJson(`${origin}/api/ps`, o), model)),
+  llamacpp: async (origin, _model, o) => llamaCppFacts(await getJson(`${origin}/props`, o)),
+  vllm: async (origin, model, o) => windowOnly(vllmWindow(await getJson(`${origin}/v1/models`, o), model)),
   lmstudio: async (origin, model, o) =>
-    lmStudioWindow(await getJson(`${origin}/api/v1/models`, o), model) ?? lmStudioV0Window(await getJson(`${origin}/api/v0/models`, o), model),
+    windowOnly(lmStudioWindow(await getJson(`${origin}/api/v1/models`, o), model) ?? lmStudioV0Window(await getJson(`${origin}/api/v0/models`, o), model)),
   // A generic server documents no window.
-  openai: () => Promise.resolve(undefined),
+  openai: () => Promise.resolve({}),
 };
 
-/** The window the server at 127.0.0.1 runs `model` with; undefined when it reports none (e.g. not loaded). */
-export function readServerWindow(server: Pick<LocalServer, 'kind' | 'port'>, model: string, options: ReadOptions): Promise<number | undefined> {
+/** What the server at 127.0.0.1 says of how it runs `model`; no window when it reports none (e.g. not loaded). */
+export function readServerFacts(server: Pick<LocalServer, 'kind' | 'port'>, model: string, options: ReadOptions): Promise<ServerFacts> {
   return READERS[server.kind](`http://127.0.0.1:${server.port}`, model, options);
 }
 
+
 /**
- * The last window each local server reported, per model. Reads are short
- * (a loopback GET, cut after `timeoutMs`) and one at a time per server and
- * model; a reading that finds nothing (the model is not loaded yet) leaves
- * no value, so the next read tries again.
+ * The last window each local server reported, per model, with what else it
+ * said (llama.cpp's template caps). Reads are short (a loopback GET, cut
+ * after `timeoutMs`) and one at a time per server and model. A read that
+ * finds no window (the server is not up yet, the model is not loaded, the
+ * answer is garbage) is no answer: it leaves the last good reading as it
+ * was, and `known` stays false until one succeeds, so the next request asks
+ * again.
  */
 export class ServerWindows {
-  private readonly readings = new Map<string, number | undefined>();
+  private readonly readings = new Map<string, ServerFacts>();
   private readonly pending = new Map<string, Promise<number | undefined>>();
 
   constructor(
-    private readonly read: typeof readServerWindow = readServerWindow,
+    private readonly read: typeof readServerFacts = readServerFacts,
     private readonly timeoutMs = 300,
   ) {}
 
-  /** What the server last reported for the model; undefined before a reading or when it reported none. */
+  /** What the server last reported for the model; undefined before a reading with a window. */
   last(server: Pick<LocalServer, 'kind' | 'port'>, model: string): number | undefined {
-    return this.readings.get(keyOf(server, model));
+    return this.readings.get(keyOf(server, model))?.window;
   }
 
-  /** Whether the server was asked at least once for this model. */
-  asked(server: Pick<LocalServer, 'kind' | 'port'>, model: string): boolean {
+  /** Everything the last good reading said. */
+  facts(server: Pick<LocalServer, 'kind' | 'port'>, model: string): ServerFacts {
+    return this.readings.get(keyOf(server, model)) ?? {};
+  }
+
+  /** Whether a read of this server and model has found its window. */
+  known(server: Pick<LocalServer, 'kind' | 'port'>, model: string): boolean {
     return this.readings.has(keyOf(server, model));
   }
 
-  /** Asks the server again; resolves to the new reading (undefined: none), never rejects. */
+  /** Asks the server again; resolves to the window it reports now (undefined: none), never rejects. */
   refresh(server: Pick<LocalServer, 'kind' | 'port'>, model: string, headers?: Record<string, string>): Promise<number | undefined> {
     const key = keyOf(server, model);
     const running = this.pending.get(key);
     if (running) return running;
     const reading = this.read(server, model, { signal: AbortSignal.timeout(this.timeoutMs), ...(headers ? { headers } : {}) })
-      .catch(() => undefined)
-      .then((tokens) => {
-        this.readings.set(key, tokens);
-        return tokens;
+      .catch((): ServerFacts => ({}))
+      .then((facts) => {
+        if (facts.window !== undefined) this.readings.set(key, facts);
+        return facts.window;
       })
       .finally(() => this.pending.delete(key));
     this.pending.set(key, reading);

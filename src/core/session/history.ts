@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../messages';
+import { withSendableCalls, type ChatMessage } from '../messages';
 import type { SessionRecord } from './records';
 
 /** A message of the history and the record it came from (a summary carries its compaction's id). */
@@ -12,7 +12,9 @@ export interface HistoryEntry {
  * every call: messages in order, minus those a compaction replaced, with the
  * summary in the place of the oldest entry it replaces (an earlier summary
  * may be among them). A message costs a push; only a compaction walks the
- * history, once, when its record arrives.
+ * history, once, when its record arrives. A tool call whose arguments are
+ * not a JSON object (cut at the output limit, written by a version that
+ * kept it as it came) is repaired here, as it is read.
  */
 export class History {
   private entries: HistoryEntry[] = [];
@@ -20,8 +22,10 @@ export class History {
 
   add(record: SessionRecord): void {
     if (record.type === 'message') {
-      this.entries.push({ id: record.id, message: record.message });
-      this.messages.push(record.message);
+      // A call a session of an older version kept malformed goes back as a cut call: no server takes it as it came.
+      const message = withSendableCalls(record.message);
+      this.entries.push({ id: record.id, message });
+      this.messages.push(message);
     } else if (record.type === 'compaction') {
       const replaced = new Set(record.replaces);
       const at = Math.max(0, this.entries.findIndex((entry) => replaced.has(entry.id)));

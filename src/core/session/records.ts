@@ -23,6 +23,17 @@ export interface MessageRecord {
   readonly id: string;
   readonly turn: string;
   readonly message: ChatMessage;
+  /** A reply's thinking, kept to be shown (the message carries it only to a server that takes it back). */
+  readonly reasoning?: string;
+  /** A reply cut at the output limit: what the chat says of it. */
+  readonly cut?: string;
+  /** The calls of a cut reply as they came (the message holds them with `{}` as arguments), to be shown. */
+  readonly cutCalls?: readonly CutCall[];
+}
+
+export interface CutCall {
+  readonly id: string;
+  readonly arguments: string;
 }
 
 /** A reply that failed part-way: shown in the transcript, never sent again. */
@@ -33,6 +44,8 @@ export interface PartialRecord {
   readonly id: string;
   readonly turn: string;
   readonly text: string;
+  /** The thinking that had arrived. */
+  readonly reasoning?: string;
 }
 
 /** Something the user should see in the transcript: an error, a retry, a warning. */

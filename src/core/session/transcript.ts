@@ -1,5 +1,5 @@
 import { assertNever } from '../assertNever';
-import { contentText } from '../messages';
+import { contentText, type ToolCall } from '../messages';
 import type { ApprovalAsk, ApprovalDecision, ProposalState, SessionRecord } from './records';
 
 export type { ApprovalAsk, ApprovalDecision, ProposalState };
@@ -12,9 +12,10 @@ export type { ApprovalAsk, ApprovalDecision, ProposalState };
  */
 export type TranscriptEntry =
   | { readonly id: string; readonly kind: 'user'; readonly text: string }
-  | { readonly id: string; readonly kind: 'assistant'; readonly text: string; readonly streaming?: boolean }
-  | { readonly id: string; readonly kind: 'partial'; readonly text: string }
-  | { readonly id: string; readonly kind: 'tool-call'; readonly name: string; readonly args: string }
+  | { readonly id: string; readonly kind: 'assistant'; readonly text: string; readonly reasoning?: string; readonly streaming?: boolean }
+  | { readonly id: string; readonly kind: 'partial'; readonly text: string; readonly reasoning?: string }
+  /** `cut`: the reply was cut at the output limit, so the call was not run (its arguments as they came). */
+  | { readonly id: string; readonly kind: 'tool-call'; readonly name: string; readonly args: string; readonly cut?: true }
   | { readonly id: string; readonly kind: 'tool-result'; readonly name: string; readonly text: string; readonly bytes: number }
   | { readonly id: string; readonly kind: 'notice'; readonly level: 'info' | 'warning' | 'error'; readonly text: string; readonly retryable?: true }
   | { readonly id: string; readonly kind: 'summary'; readonly text: string }
@@ -86,15 +87,7 @@ export class Transcript {
       case 'message': {
         const m = record.message;
         if (m.role === 'user') return [{ id: record.id, kind: 'user', text: contentText(m) }];
-        if (m.role === 'assistant') {
-          const text = contentText(m);
-          const entries: TranscriptEntry[] = text ? [{ id: record.id, kind: 'assistant', text }] : [];
-          for (const call of m.tool_calls ?? []) {
-            this.toolNames.set(call.id, call.function.name);
-            entries.push({ id: `${record.id}:${call.id}`, kind: 'tool-call', name: call.function.name, args: call.function.arguments });
-          }
-          return entries;
-        }
+        if (m.role === 'assistant') return this.replyEntries(record, contentText(m), m.tool_calls ?? []);
         if (m.role === 'tool') {
           const text = contentText(m);
           return [{ id: record.id, kind: 'tool-result', name: this.toolNames.get(m.tool_call_id) ?? 'tool', text: clip(text), bytes: Buffer.byteLength(text) }];
@@ -102,7 +95,7 @@ export class Transcript {
         return [];
       }
       case 'partial':
-        return [{ id: record.id, kind: 'partial', text: record.text }];
+        return [{ id: record.id, kind: 'partial', text: record.text, ...(record.reasoning ? { reasoning: record.reasoning } : {}) }];
       case 'notice': {
         const notice: NoticeEntry = { id: record.id, kind: 'notice', level: record.level, text: record.text };
         if (!record.retryable || !record.turn) return [notice];
@@ -123,6 +116,20 @@ export class Transcript {
       default:
         return assertNever(record, 'session record');
     }
+  }
+
+  /** A reply: its thinking and text, its calls (as they came when it was cut), and the line that says it was cut. */
+  private replyEntries(record: Extract<SessionRecord, { type: 'message' }>, text: string, calls: readonly ToolCall[]): TranscriptEntry[] {
+    const reasoning = typeof record.reasoning === 'string' && record.reasoning !== '' ? record.reasoning : undefined;
+    const entries: TranscriptEntry[] = text || reasoning ? [{ id: record.id, kind: 'assistant', text, ...(reasoning ? { reasoning } : {}) }] : [];
+    const cutArgs = new Map((Array.isArray(record.cutCalls) ? record.cutCalls : []).map((c) => [c.id, c.arguments]));
+    for (const call of calls) {
+      this.toolNames.set(call.id, call.function.name);
+      const cut = record.cut !== undefined ? { cut: true as const } : {};
+      entries.push({ id: `${record.id}:${call.id}`, kind: 'tool-call', name: call.function.name, args: cutArgs.get(call.id) ?? call.function.arguments, ...cut });
+    }
+    if (typeof record.cut === 'string') entries.push({ id: `${record.id}:cut`, kind: 'notice', level: 'warning', text: record.cut });
+    return entries;
   }
 
   /** Only the newest error can still be retried, and only until something else happens. */

@@ -82,6 +82,8 @@ export interface CandorSettings {
   readonly contextWindowSet: boolean;
   readonly maxOutputTokens: number;
   readonly idleTimeoutSeconds: number;
+  /** 0: no limit on the wait for the first chunk of a reply. */
+  readonly firstTokenTimeoutSeconds: number;
   readonly maxRetries: number;
   readonly thresholdPercent: number;
   readonly keepTurns: number;
@@ -170,6 +172,7 @@ export function resolveCandorSettings({ inspect, trusted, confirmedUrls }: Resol
     contextWindowSet: [windowSetting?.workspaceFolderValue, windowSetting?.workspaceValue, windowSetting?.globalValue].some((v) => isFiniteNumber(v) && v > 0),
     maxOutputTokens: read.atLeast('maxOutputTokens', 1),
     idleTimeoutSeconds: read.atLeast('request.idleTimeoutSeconds', 1),
+    firstTokenTimeoutSeconds: read.atLeast('request.firstTokenTimeoutSeconds', 0),
     maxRetries: clamp(Math.floor(read.num('request.maxRetries')), 0, 10),
     thresholdPercent: clamp(read.num('compaction.thresholdPercent'), 10, 99),
     keepTurns: Math.max(1, Math.floor(read.num('compaction.keepTurns'))),

@@ -21,6 +21,7 @@ import type { StatusGauge } from '../context/statusGauge';
 import { Disposable } from '../platform/lifecycle';
 import { CURRENT_SESSION_KEY, takeCurrentSession } from './currentSession';
 import { pickSession } from './sessionPicker';
+import { chatSettingsOf } from './chatSettings';
 import type { MessageHandlers } from './router';
 import { errorMessage } from '../../core/errorMessage';
 
@@ -326,20 +327,13 @@ export class ChatController extends Disposable {
       log: this.deps.log,
       // Traces hold ids and numbers; redacted all the same, as everything written is.
       trace: (trace) => this.deps.trace(this.deps.secrets.redactDeep(trace)),
+      onOverflow: (identity, overflow) => this.deps.providers.noteOverflow(identity, overflow),
       secrets: this.deps.secrets,
     });
   }
 
   private chatSettings(): ChatSettings {
-    const s = this.deps.settings.read();
-    // The window the server runs with, unless the user set one (docs/architecture.md, "Local model servers").
-    const window = this.deps.providers.contextWindow(s);
-    return {
-      contextWindow: window.tokens,
-      windowSource: window.source,
-      thresholdPercent: s.thresholdPercent,
-      keepTurns: s.keepTurns,
-    };
+    return chatSettingsOf(this.deps.providers, this.deps.settings.read());
   }
 
   private relay(event: ChatEvent): void {

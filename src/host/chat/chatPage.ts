@@ -25,6 +25,7 @@ export const CHAT_BODY = `<header>
     <p><code>/rant</code> followed by a complaint records what went wrong; Ctrl+F finds in the chat.</p>
   </section>
   <div id="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="0"></div>
+  <div id="request-status" role="status" hidden></div>
   <div id="composer">
     <textarea id="input" aria-label="Message Candor" placeholder="Message Candor (Enter to send, Shift+Enter for a new line, /rant to complain)"></textarea>
     <div id="composer-actions"></div>

@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
-import type { ChatModel, RequestPolicy, TextModel } from '../../core/provider/chatModel';
+import type { ChatModel, CompleteOptions, ModelEvent, RequestPolicy, TextModel } from '../../core/provider/chatModel';
+import type { Overflow } from '../../core/provider/overflow';
 import { identityOf, ModelResolver, type ModelSettings } from '../../core/provider/resolve';
 import { discoverLocalServers, type DiscoveredServer } from '../../core/provider/discovery';
 import { localServerOf, SERVER_NAMES, type LocalServer } from '../../core/provider/localServers';
-import { ServerWindows, windowInUse, type WindowInUse } from '../../core/provider/serverWindow';
+import { ServerWindows, windowInUse, type ServerFacts, type WindowInUse } from '../../core/provider/serverWindow';
 import { inMemoryUsage, persistedUsage, type KeyValueState } from '../../core/provider/streamUsage';
 import { parseScenario, ScenarioError, type Scenario } from '../../core/offline/scenario';
 import { demoScenario } from '../../core/offline/demoScenario';
@@ -26,13 +27,19 @@ const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
  * the same. As a TextModel it answers with whatever model is in force then.
  *
  * On a local server of `candor.localServers` it also keeps the context window
- * that server runs with: read when the model is first used and again after
- * every completed request (the model may have been loaded by it).
+ * that server runs with: read before each request until a read finds it (a
+ * server started after Candor, a model not loaded yet), again after every
+ * completed request (the request may have loaded the model: Ollama reports
+ * its context only then) and after an overflow. A window a provider states
+ * in an overflow error is kept per identity until a read says otherwise
+ * (docs/architecture.md, "Local model servers").
  */
 export class Providers implements TextModel {
   private readonly resolver: ModelResolver;
   private readonly windows: ServerWindows;
   private readonly watched = new WeakMap<ChatModel, ChatModel>();
+  /** Windows providers stated in overflow errors, per identity (`provider model`). */
+  private readonly stated = new Map<string, number>();
   private scenarioCache: { file: string; mtimeMs: number; scenario: Scenario | ScenarioError } | undefined;
 
   constructor(
@@ -80,18 +87,39 @@ export class Providers implements TextModel {
     const model = await this.resolver.resolve(settings);
     const local = this.localServer();
     if (!local) return model;
-    if (!this.windows.asked(local, model.identity.model)) await this.readWindow(local, model.identity.model);
+    if (!this.windows.known(local, model.identity.model)) await this.readWindow(local, model.identity.model);
     return this.watch(model, local);
   }
 
   /**
-   * The context window of the requests: `candor.contextWindow` when the user
-   * set it, else the window the local server in use reported, else the default.
+   * The context window of the requests: the smallest of `candor.contextWindow`
+   * (when the user set it) and what the server says it runs with (its
+   * reading, or the window an overflow error stated); else the default.
    */
   contextWindow(settings = this.settings()): WindowInUse {
     const local = this.localServer(settings);
-    const server = local ? this.windows.last(local, settings.model) : undefined;
+    const read = local ? this.windows.last(local, settings.model) : undefined;
+    const stated = this.stated.get(keyOf(this.identity(settings)));
+    const server = read === undefined ? stated : stated === undefined ? read : Math.min(read, stated);
     return windowInUse({ tokens: settings.contextWindow, explicit: settings.contextWindowSet }, server);
+  }
+
+  /** What the local server in use said of the model beyond its window (llama.cpp's template caps). */
+  serverFacts(settings = this.settings()): ServerFacts {
+    const local = this.localServer(settings);
+    return local ? this.windows.facts(local, settings.model) : {};
+  }
+
+  /** The kind of local server in use, when the base URL is one of `candor.localServers`. */
+  serverKind(settings = this.settings()): LocalServer['kind'] | undefined {
+    return this.localServer(settings)?.kind;
+  }
+
+  /** A provider refused a request as too large: the window it stated is kept, and a local server is asked again. */
+  async noteOverflow(identity: Identity, overflow: Overflow): Promise<void> {
+    if (overflow.window !== null) this.stated.set(keyOf(identity), overflow.window);
+    const local = this.localServer();
+    if (local && identity.model) await this.readWindow(local, identity.model);
   }
 
   /** Asks the local server in use for its window again (after Select Model picked it). */
@@ -109,8 +137,8 @@ export class Providers implements TextModel {
     return discoverLocalServers(servers, { timeoutMs, ...(key ? { authorization: `Bearer ${key}` } : {}) });
   }
 
-  async complete(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<string> {
-    return (await this.handle()).complete(messages, signal);
+  async complete(messages: readonly ChatMessage[], signal?: AbortSignal, options?: CompleteOptions): Promise<string> {
+    return (await this.handle()).complete(messages, signal, options);
   }
 
   /** The ids the provider lists, for Select Model; empty when it has no list. */
@@ -133,19 +161,20 @@ export class Providers implements TextModel {
     return settings.baseUrl ? localServerOf(settings.baseUrl, settings.localServers) : undefined;
   }
 
-  /** The model, with a window reading after each completed request; the same object for the same model. */
+  /**
+   * The model, with a window reading after each completed request, before
+   * its `finish` reaches the chat (so the gate settles the request against
+   * the window the server now reports); the same object for the same model.
+   */
   private watch(model: ChatModel, local: LocalServer): ChatModel {
     let watched = this.watched.get(model);
     if (!watched) {
+      const readWindow = (): Promise<void> => this.readWindow(local, model.identity.model);
       watched = {
         identity: model.identity,
         policy: model.policy,
-        complete: (messages, signal) => model.complete(messages, signal),
-        stream: async (request, options) => {
-          const result = await model.stream(request, options);
-          await this.readWindow(local, model.identity.model);
-          return result;
-        },
+        complete: (messages, signal, options) => model.complete(messages, signal, options),
+        stream: (request, options) => readingAfter(model.stream(request, options), readWindow),
       };
       this.watched.set(model, watched);
     }
@@ -157,6 +186,8 @@ export class Providers implements TextModel {
     // Only a server the user's own settings send the key to is asked with it.
     const key = local.sendKey ? await this.apiKey() : undefined;
     const after = await this.windows.refresh(local, model, key ? { authorization: `Bearer ${key}` } : undefined);
+    // A window the server reports now replaces one an overflow stated before.
+    if (after !== undefined) this.stated.delete(keyOf({ provider: this.identity().provider, model }));
     if (after !== before) {
       this.log.info(`${SERVER_NAMES[local.kind]} on port ${local.port} runs ${model} with ${after === undefined ? 'no reported context window' : `a context window of ${after} tokens`}`);
     }
@@ -209,10 +240,27 @@ function hostOf(baseUrl: string): string {
   }
 }
 
+/** The events of a request, with `read` awaited before a `finish` is passed on. */
+async function* readingAfter(events: AsyncIterable<ModelEvent>, read: () => Promise<void>): AsyncGenerator<ModelEvent> {
+  for await (const event of events) {
+    if (event.type === 'finish') await read();
+    yield event;
+  }
+}
+
+function keyOf(identity: Identity): string {
+  return `${identity.provider} ${identity.model}`;
+}
+
 function errorScenario(message: string): Scenario {
   return { rules: [{ respond: { error: { status: 500, message } } }] };
 }
 
 function policyOf(settings: CandorSettings): RequestPolicy {
-  return { idleTimeoutMs: settings.idleTimeoutSeconds * 1000, maxRetries: settings.maxRetries, maxOutputTokens: settings.maxOutputTokens };
+  return {
+    idleTimeoutMs: settings.idleTimeoutSeconds * 1000,
+    firstTokenTimeoutMs: settings.firstTokenTimeoutSeconds * 1000,
+    maxRetries: settings.maxRetries,
+    maxOutputTokens: settings.maxOutputTokens,
+  };
 }

@@ -101,7 +101,8 @@ describe('one mapping from session records to transcript entries', () => {
 
     await chat.send('list files please');
     await chat.send('and then?');
-    settings = { ...settings, contextWindow: 200, thresholdPercent: 10 };
+    // Past the threshold, with room left in the window for the summary's reply (summarizer.ts).
+    settings = { ...settings, contextWindow: 1000, thresholdPercent: 10 };
     await chat.send('one more, past the threshold');
     settings = { ...settings, contextWindow: 100_000, thresholdPercent: 80 };
     await chat.send('cut me off');

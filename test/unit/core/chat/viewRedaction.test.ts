@@ -144,3 +144,36 @@ describe('protocol: replaceText', () => {
     assert.equal(isReplaceTextMessage(null), false);
   });
 });
+
+describe('ViewRedaction: a reply\'s thinking streams as a part of its own', () => {
+  it('a key split across two thinking deltas never reaches the view, and the answer\'s stream is not disturbed', () => {
+    const full = `the key is ${KEY}, I should not repeat it`;
+    const start = full.indexOf(KEY);
+    for (let cut = start; cut <= start + KEY.length; cut += 3) {
+      const redaction = new ViewRedaction(new SecretSet([KEY]));
+      const posted: Array<HostMessage | StreamMessage> = [];
+      let thinking = '';
+      let answer = '';
+      const apply = (m: HostMessage): void => {
+        for (const out of redaction.messages<HostMessage>(m)) {
+          posted.push(out);
+          if (out.type === 'entry') [thinking, answer] = [out.entry.kind === 'assistant' ? out.entry.reasoning ?? '' : '', 'text' in out.entry ? out.entry.text : ''];
+          if (out.type === 'delta' && out.part === 'reasoning') thinking += out.text;
+          else if (out.type === 'delta') answer += out.text;
+          if (isReplaceTextMessage(out) && out.part === 'reasoning') thinking = out.text;
+          else if (isReplaceTextMessage(out)) answer = out.text;
+          assert.ok(!thinking.includes(KEY.slice(0, 8)), `cut at ${cut}: thinking showed ${thinking}`);
+        }
+      };
+      apply({ type: 'entry', entry: { id: ID, kind: 'assistant', text: '', reasoning: '', streaming: true } });
+      apply({ type: 'delta', id: ID, text: full.slice(0, cut), part: 'reasoning' });
+      apply({ type: 'delta', id: ID, text: full.slice(cut), part: 'reasoning' });
+      apply({ type: 'delta', id: ID, text: 'Done.\n' });
+      assert.equal(answer, 'Done.\n', 'the answer streams beside the thinking');
+      apply({ type: 'entry', entry: { id: ID, kind: 'assistant', text: 'Done.', reasoning: full } });
+      assert.equal(answer, 'Done.');
+      assert.ok(posted.every((m) => !JSON.stringify(m).includes(KEY.slice(0, 8))), `cut at ${cut}: a posted message holds a piece of the key`);
+      assert.ok(thinking.startsWith('the key is ') && thinking.includes(REDACTED), thinking);
+    }
+  });
+});

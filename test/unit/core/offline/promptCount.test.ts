@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { finalReply } from '../../../../src/core/provider/finalReply';
 import { Content } from '../../../../bench/mixedSession';
 import { WorkerTokenizer } from '../../../../src/core/context/tokenizer/workerTokenizer';
 import { noUnsavedBuffers } from '../../../../src/core/git/unsaved';
@@ -40,7 +41,7 @@ describe('the offline provider counts a prompt as OpenAI does (over HTTP, js-tik
   /** prompt_tokens of one streamed request through the shipped adapter, as the chat sends it. */
   async function promptTokens(messages: readonly WireMessage[], tools: readonly ToolSpec[] = []): Promise<number | undefined> {
     const model = modelAt(server.baseUrl, { identity: { provider: 'offline', model: 'gpt-4o' } });
-    const result = await model.stream({ messages: messages as ChatMessage[], tools: [...tools] });
+    const result = await finalReply(model.stream({ messages: messages as ChatMessage[], tools: [...tools] }));
     return result.usage?.promptTokens;
   }
 

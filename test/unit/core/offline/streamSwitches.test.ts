@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { finalReply } from '../../../../src/core/provider/finalReply';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ContextGate } from '../../../../src/core/context/gate';
@@ -51,7 +52,7 @@ describe('offline provider stream switches, and the usage shapes Candor already 
     assert.equal(withUsage[0]?.choices[0]?.delta.content, 'ver', 'the last piece of text (23 characters in pieces of 5)');
     assert.ok(!chunks.some((c) => Array.isArray(c.choices) && c.choices.length === 0), 'no usage chunk of its own');
 
-    const result = await model().stream({ messages: hello });
+    const result = await finalReply(model().stream({ messages: hello }));
     assert.equal(result.content, 'hello world, twice over');
     assert.equal(result.usage?.promptTokens, 3 + 3 + countTokens('user') + countTokens('hi'), 'frame, role, content, priming');
     assert.equal(settle(result), 'anchored');
@@ -59,14 +60,14 @@ describe('offline provider stream switches, and the usage shapes Candor already 
 
   it('zeroUsage: every count 0, which Candor treats as no usage', async () => {
     use({ rules: [{ respond: { text: 'cached' }, zeroUsage: true }] });
-    const result = await model().stream({ messages: hello });
+    const result = await finalReply(model().stream({ messages: hello }));
     assert.deepEqual(result.usage, { promptTokens: 0, completionTokens: 0 });
     assert.equal(settle(result), 'unanchored');
   });
 
   it('promptTokens: the given count is reported instead of the counted one', async () => {
     use({ rules: [{ respond: { text: 'truncated' }, promptTokens: 4096 }] });
-    const result = await model().stream({ messages: hello });
+    const result = await finalReply(model().stream({ messages: hello }));
     assert.equal(result.usage?.promptTokens, 4096);
     assert.equal(settle(result), 'anchored');
   });
@@ -93,7 +94,7 @@ describe('offline provider stream switches, and the usage shapes Candor already 
     await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = odd.address() as AddressInfo;
-      const result = await openAiChatModel(createClient(`http://127.0.0.1:${port}/v1`, 'k'), identity, { idleTimeoutMs: 5000, maxRetries: 0 }).stream({ messages: hello });
+      const result = await finalReply(openAiChatModel(createClient(`http://127.0.0.1:${port}/v1`, 'k'), identity, { idleTimeoutMs: 5000, maxRetries: 0 }).stream({ messages: hello }));
       assert.equal(result.finishReason, 'stop');
       assert.equal(result.usage, undefined);
       assert.equal(settle(result), 'unanchored');

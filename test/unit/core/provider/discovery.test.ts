@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { finalReply } from '../../../../src/core/provider/finalReply';
 import { silentLogger } from '../../../../src/core/log';
 import { demoScenario } from '../../../../src/core/offline/demoScenario';
 import { DEFAULT_POLICY } from '../../../../src/core/provider/chatModel';
@@ -83,7 +84,7 @@ describe('local model servers: discovery on the ports of candor.localServers (st
     it('the trap: the same server, not listed in candor.localServers, receives the key like any provider', async () => {
       const server = await standIn('ollama');
       const model = await resolver().resolve({ baseUrl: server.baseUrl, apiKey: KEY, model: 'local-model', policy: DEFAULT_POLICY, localServers: [] });
-      await model.stream({ messages: hello });
+      await finalReply(model.stream({ messages: hello }));
       assert.deepEqual(server.seen.map((r) => r.authorization), [`Bearer ${KEY}`]);
     });
 
@@ -98,7 +99,7 @@ describe('local model servers: discovery on the ports of candor.localServers (st
       const settings = { baseUrl: server.baseUrl, apiKey: KEY, model: 'local-model', policy: DEFAULT_POLICY, localServers: [listed(server)] };
       const r = resolver();
       const model = await r.resolve(settings);
-      const reply = await model.stream({ messages: hello });
+      const reply = await finalReply(model.stream({ messages: hello }));
       assert.equal(reply.content, 'hello from a local server');
       await model.complete(hello).catch(() => undefined);
       assert.deepEqual(await r.listModels(settings, AbortSignal.timeout(5000)), ['local-model']);
@@ -121,20 +122,20 @@ describe('local model servers: discovery on the ports of candor.localServers (st
 
       assert.equal((await providers.discover()).length, 1);
       const model = await providers.handle();
-      await model.stream({ messages: hello });
+      await finalReply(model.stream({ messages: hello }));
       assert.ok(server.seen.some((r) => r.path === '/api/ps'), 'the window was read');
       assert.deepEqual(server.seen.filter((r) => r.authorization !== ''), []);
 
       // A workspace cannot turn the key on for a listed port.
       workspace.localServers = [{ port: server.port, kind: 'ollama', sendKey: true }];
-      await (await providers.handle()).stream({ messages: hello });
+      await finalReply((await providers.handle()).stream({ messages: hello }));
       assert.deepEqual(server.seen.filter((r) => r.authorization !== ''), []);
 
       // The user's own settings can.
       user.localServers = [{ port: server.port, kind: 'ollama', sendKey: true }];
       delete workspace.localServers;
       const seenBefore = server.seen.length;
-      await (await providers.handle()).stream({ messages: hello });
+      await finalReply((await providers.handle()).stream({ messages: hello }));
       assert.deepEqual([...new Set(server.seen.slice(seenBefore).map((r) => r.authorization))], [`Bearer ${KEY}`]);
     });
   });

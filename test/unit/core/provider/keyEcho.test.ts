@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { finalReply } from '../../../../src/core/provider/finalReply';
 import OpenAI from 'openai';
 import { RequestError } from '../../../../src/core/provider/requestError';
 import { REDACTED } from '../../../../src/core/redact';
@@ -28,7 +29,7 @@ describe('a provider that echoes the Authorization header (real HTTP on loopback
   });
 
   it('stream fails with an http RequestError whose message and description hold no key', async () => {
-    const err = await modelAt(server.baseUrl, { apiKey: key }).stream({ messages: user }).catch((e: unknown) => e);
+    const err = await finalReply(modelAt(server.baseUrl, { apiKey: key }).stream({ messages: user })).catch((e: unknown) => e);
     assert.equal(server.seen[0], `Bearer ${key}`, 'the request carried the key');
     assert.ok(err instanceof RequestError, String(err));
     assert.equal(err.kind, 'http');
@@ -43,7 +44,7 @@ describe('a provider that echoes the Authorization header (real HTTP on loopback
     it(`HTTP ${status}: the description shown in the chat keeps the provider's message without the key`, async () => {
       await server.close();
       server = await startEchoServer(status);
-      const err = await modelAt(server.baseUrl, { apiKey: key }).stream({ messages: user }).catch((e: unknown) => e);
+      const err = await finalReply(modelAt(server.baseUrl, { apiKey: key }).stream({ messages: user })).catch((e: unknown) => e);
       assert.ok(err instanceof RequestError);
       assert.match(err.describe(), /Incorrect API key provided/);
       assert.ok(!err.describe().includes(key), err.describe());

@@ -1,6 +1,6 @@
 import type { Identity } from '../../../../src/core/context/driftEvents';
 import type { ChatModel, RequestPolicy } from '../../../../src/core/provider/chatModel';
-import { createClient, openAiChatModel } from '../../../../src/core/provider/openaiModel';
+import { createClient, openAiChatModel, type AdapterOptions } from '../../../../src/core/provider/openaiModel';
 import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';
 import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
 
@@ -11,9 +11,9 @@ export interface ModelOptions {
 }
 
 /** The shipped adapter over a real server on loopback; no retries unless asked for. */
-export function modelAt(baseUrl: string, options: ModelOptions = {}): ChatModel {
+export function modelAt(baseUrl: string, options: ModelOptions = {}, adapter: AdapterOptions = {}): ChatModel {
   const policy: RequestPolicy = { idleTimeoutMs: 5000, maxRetries: 0, ...options.policy };
-  return openAiChatModel(createClient(baseUrl, options.apiKey ?? 'k'), options.identity ?? { provider: 'test', model: 'm' }, policy);
+  return openAiChatModel(createClient(baseUrl, options.apiKey ?? 'k'), options.identity ?? { provider: 'test', model: 'm' }, policy, undefined, adapter);
 }
 
 /** What the offline provider reports as prompt_tokens in these tests: a quarter of the characters. */
@@ -44,4 +44,11 @@ export function useOfflineServer(): OfflineFixture {
       server?.resetCounts();
     },
   };
+}
+
+/** Every event of a stream, in order. */
+export async function eventsOf<T>(events: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const event of events) all.push(event);
+  return all;
 }

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { finalReply } from '../../../../src/core/provider/finalReply';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { resolveCliModel } from '../../../../src/cli/model';
@@ -90,7 +91,7 @@ describe('model resolution: one resolver for the extension and the CLI', () => {
     const first = await r.resolve({ baseUrl: '', apiKey: 'key-one-12345', model: '', policy: DEFAULT_POLICY });
     assert.deepEqual(first.identity, { provider: 'offline', model: 'candor-offline' });
     assert.equal(await r.resolve({ baseUrl: '', apiKey: 'key-two-67890', model: '', policy: DEFAULT_POLICY }), first, 'a key change is no change offline');
-    const reply = await first.stream({ messages: hello });
+    const reply = await finalReply(first.stream({ messages: hello }));
     assert.equal(reply.content, 'offline reply');
     assert.ok(reply.usage?.promptTokens, 'the offline provider reports usage');
     const other = await r.resolve({ baseUrl: '', apiKey: '', model: 'x', policy: DEFAULT_POLICY });
@@ -137,7 +138,7 @@ describe('model resolution: one resolver for the extension and the CLI', () => {
       const first = await p.handle();
       assert.equal(await p.handle(), first, 'the next request reuses it');
       assert.deepEqual(first.identity, p.identity());
-      assert.deepEqual(first.policy, { idleTimeoutMs: 60_000, maxRetries: 2, maxOutputTokens: 4096 }, 'the manifest defaults');
+      assert.deepEqual(first.policy, { idleTimeoutMs: 60_000, firstTokenTimeoutMs: 300_000, maxRetries: 2, maxOutputTokens: 4096 }, 'the manifest defaults');
 
       key = 'key-two-67890';
       const rekeyed = await p.handle();
@@ -163,7 +164,7 @@ describe('model resolution: one resolver for the extension and the CLI', () => {
       const model = await p.handle();
       assert.deepEqual(model.identity, { provider: 'offline', model: 'candor-offline' });
       assert.equal(await p.handle(), model);
-      const reply = await model.stream({ messages: hello });
+      const reply = await finalReply(model.stream({ messages: hello }));
       assert.equal(reply.finishReason, 'stop');
       assert.deepEqual(await p.listModels(AbortSignal.timeout(5000)), ['candor-offline']);
     });

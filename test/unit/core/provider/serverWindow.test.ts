@@ -1,9 +1,10 @@
 import * as assert from 'node:assert/strict';
+import { finalReply } from '../../../../src/core/provider/finalReply';
 import { gaugeTooltip, type GaugeState } from '../../../../src/core/context/gauge';
 import { silentLogger } from '../../../../src/core/log';
 import type { ServerKind } from '../../../../src/core/provider/localServers';
 import {
-  llamaCppWindow, lmStudioV0Window, lmStudioWindow, ollamaWindow, readServerWindow, ServerWindows, vllmWindow, windowInUse,
+  llamaCppWindow, lmStudioV0Window, lmStudioWindow, ollamaWindow, readServerFacts, ServerWindows, vllmWindow, windowInUse,
 } from '../../../../src/core/provider/serverWindow';
 import { resolveCandorSettings, type Inspected } from '../../../../src/core/settings/resolve';
 import { Providers } from '../../../../src/host/provider/provider';
@@ -11,7 +12,7 @@ import { startStandIn, type StandIn } from './standIns';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
 const hello = [{ role: 'user' as const, content: 'hi' }];
-const read = (s: StandIn, model: string): Promise<number | undefined> => readServerWindow(s, model, { signal: AbortSignal.timeout(2000) });
+const read = async (s: StandIn, model: string): Promise<number | undefined> => (await readServerFacts(s, model, { signal: AbortSignal.timeout(2000) })).window;
 
 describe('the context window a local server runs with (stand-ins on loopback)', () => {
   const closers: Array<() => Promise<void>> = [];
@@ -65,17 +66,18 @@ describe('the context window a local server runs with (stand-ins on loopback)', 
     assert.equal(lmStudioWindow({ models: [{ key: 'm', loaded_instances: [{ id: 'm:2', config: { context_length: 2048 } }, { id: 'm', config: { context_length: 9000 } }] }] }, 'm'), 9000);
   });
 
-  it('a generic server reports no window; a dead port reads as none, never an error', async () => {
+  it('a generic server reports no window; a dead port reads as none, never an error, and is not remembered as an answer', async () => {
     const s = await standIn('openai');
     assert.equal(await read(s, 'local-model'), undefined);
     const windows = new ServerWindows();
     await s.close();
     assert.equal(await windows.refresh({ kind: 'ollama', port: s.port }, 'm'), undefined);
-    assert.equal(windows.asked({ kind: 'ollama', port: s.port }, 'm'), true);
+    assert.equal(windows.known({ kind: 'ollama', port: s.port }, 'm'), false, 'a failed read is asked again at the next request');
   });
 
-  it('the user\'s candor.contextWindow wins; the default yields to the server', () => {
-    assert.deepEqual(windowInUse({ tokens: 32000, explicit: true }, 4096), { tokens: 32000, source: 'settings', server: 4096 });
+  it('the window is the smaller of the user\'s candor.contextWindow and the server\'s; the default yields to the server', () => {
+    assert.deepEqual(windowInUse({ tokens: 32000, explicit: true }, 4096), { tokens: 4096, source: 'server', server: 4096, setting: 32000 });
+    assert.deepEqual(windowInUse({ tokens: 16000, explicit: true }, 32768), { tokens: 16000, source: 'settings', server: 32768, setting: 16000 });
     assert.deepEqual(windowInUse({ tokens: 128000, explicit: false }, 4096), { tokens: 4096, source: 'server', server: 4096 });
     assert.deepEqual(windowInUse({ tokens: 128000, explicit: false }, undefined), { tokens: 128000, source: 'default' });
   });
@@ -98,30 +100,34 @@ describe('the context window a local server runs with (stand-ins on loopback)', 
       assert.deepEqual(p.contextWindow(), { tokens: 128000, source: 'default' });
       const model = await p.handle();
       assert.deepEqual(p.contextWindow(), { tokens: 128000, source: 'default' }, 'asked before the first request: not loaded yet');
-      await model.stream({ messages: hello });
+      await finalReply(model.stream({ messages: hello }));
       assert.deepEqual(p.contextWindow(), { tokens: 4096, source: 'server', server: 4096 }, 'read again once the reply completed');
       assert.equal(await p.handle(), model, 'the same model object while nothing changed');
     });
 
-    it('a contextWindow the user set wins over the server, and the tooltip names where the window came from', async () => {
+    it('a contextWindow the user set larger than the server\'s yields to it, a smaller one wins, and the tooltip names both', async () => {
       const s = await standIn('vllm', { models: ['m'], window: 16384 });
       const user: Record<string, unknown> = { baseUrl: s.baseUrl, model: 'm', localServers: [{ port: s.port, kind: 'vllm' }] };
       const p = providersFor(user);
       assert.deepEqual(await p.refreshWindow(), { tokens: 16384, source: 'server', server: 16384 });
       user.contextWindow = 32000;
-      assert.deepEqual(p.contextWindow(), { tokens: 32000, source: 'settings', server: 16384 });
+      assert.deepEqual(p.contextWindow(), { tokens: 16384, source: 'server', server: 16384, setting: 32000 });
+      user.contextWindow = 8000;
+      assert.deepEqual(p.contextWindow(), { tokens: 8000, source: 'settings', server: 16384, setting: 8000 });
 
       const gauge: GaugeState = { projected: 1000, window: 32000, thresholdPercent: 80, anchored: true, warning: false, estimate: 1000 };
       assert.ok(!gaugeTooltip(gauge).includes('Window:'), 'no source, no line');
       assert.match(gaugeTooltip({ ...gauge, windowSource: 'settings' }), /^Window: 32,000 tokens, from candor\.contextWindow$/m);
       assert.match(gaugeTooltip({ ...gauge, window: 16384, windowSource: 'server' }), /^Window: 16,384 tokens, as the server reports it runs$/m);
       assert.match(gaugeTooltip({ ...gauge, window: 128000, windowSource: 'default' }), /^Window: 128,000 tokens, the default of candor\.contextWindow$/m);
+      assert.match(gaugeTooltip({ ...gauge, window: 16384, windowSource: 'server', windowOther: { setting: 32000, server: 16384 } }), /^Window: 16,384 tokens, as the server reports it runs \(smaller than candor\.contextWindow, 32,000\)$/m);
+      assert.match(gaugeTooltip({ ...gauge, window: 8000, windowSource: 'settings', windowOther: { setting: 8000, server: 16384 } }), /^Window: 8,000 tokens, from candor\.contextWindow \(the server runs 16,384\)$/m);
     });
 
     it('a provider that is not a listed local server is never asked for a window', async () => {
       const s = await standIn('vllm', { models: ['m'], window: 16384 });
       const p = providersFor({ baseUrl: s.baseUrl, model: 'm', localServers: [] });
-      await (await p.handle()).stream({ messages: hello });
+      await finalReply((await p.handle()).stream({ messages: hello }));
       assert.deepEqual(p.contextWindow(), { tokens: 128000, source: 'default' });
       assert.deepEqual(s.seen.map((r) => `${r.method} ${r.path}`), ['POST /v1/chat/completions']);
     });

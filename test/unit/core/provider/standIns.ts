@@ -28,6 +28,10 @@ export interface StandInOptions {
   readonly trained?: number;
   /** LM Studio 0.3 only has the v0 REST API. */
   readonly lmStudioV0Only?: boolean;
+  /** The prompt_tokens its replies report (12 by default): Ollama reports the prompt it kept after cutting it to its window. */
+  readonly promptTokens?: number;
+  /** Listen on this port (a server that starts after Candor asked it). */
+  readonly port?: number;
 }
 
 export async function startStandIn(kind: ServerKind, options: StandInOptions = {}): Promise<StandIn> {
@@ -77,7 +81,7 @@ export async function startStandIn(kind: ServerKind, options: StandInOptions = {
     req.on('end', () => {
       if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
         state.loaded = true;
-        streamReply(res, models[0] ?? 'm');
+        streamReply(res, models[0] ?? 'm', options.promptTokens ?? 12);
         return;
       }
       const route = routes[`${req.method} ${url.pathname}`];
@@ -90,7 +94,7 @@ export async function startStandIn(kind: ServerKind, options: StandInOptions = {
       res.end(JSON.stringify(route()));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     kind,
@@ -106,12 +110,12 @@ export async function startStandIn(kind: ServerKind, options: StandInOptions = {
   };
 }
 
-function streamReply(res: http.ServerResponse, model: string): void {
+function streamReply(res: http.ServerResponse, model: string, promptTokens: number): void {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const chunk = (body: object): string => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model, ...body })}\n\n`;
   res.write(chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'hello from a local server' }, finish_reason: null }] }));
   res.write(chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
-  res.write(chunk({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } }));
+  res.write(chunk({ choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 } }));
   res.end('data: [DONE]\n\n');
 }
 

@@ -1,8 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { withRetries } from '../../../../src/core/provider/retry';
 import { PartialReplyError, RequestError } from '../../../../src/core/provider/requestError';
-import { countTokens, modelAt, useOfflineServer } from './models';
+import { finalReply } from '../../../../src/core/provider/finalReply';
+import type { ModelEvent } from '../../../../src/core/provider/chatModel';
+import { countTokens, eventsOf, modelAt, useOfflineServer } from './models';
 
 const user = (content: string) => [{ role: 'user' as const, content }];
 
@@ -13,7 +14,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   it('a completed request streams text in pieces and reports prompt_tokens', async () => {
     use({ rules: [{ respond: { text: 'hello there, general kenobi' }, chunkChars: 5 }] });
     const pieces: string[] = [];
-    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }, { onText: (d) => pieces.push(d) });
+    const result = await finalReply(modelAt(offline.server.baseUrl).stream({ messages: user('hi') }), { onText: (d) => pieces.push(d) });
     assert.equal(result.content, 'hello there, general kenobi');
     assert.ok(pieces.length >= 5, `expected several deltas, got ${pieces.length}`);
     assert.equal(result.finishReason, 'stop');
@@ -23,14 +24,14 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('usage:false completes without usage (the anchor-loss case)', async () => {
     use({ rules: [{ respond: { text: 'ok' }, usage: false }] });
-    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') });
+    const result = await finalReply(modelAt(offline.server.baseUrl).stream({ messages: user('hi') }));
     assert.equal(result.finishReason, 'stop');
     assert.equal(result.usage, undefined);
   });
 
   it('tool calls arrive whole, with finish_reason tool_calls', async () => {
     use({ rules: [{ respond: { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] } }] });
-    const result = await modelAt(offline.server.baseUrl).stream({ messages: user('list') });
+    const result = await finalReply(modelAt(offline.server.baseUrl).stream({ messages: user('list') }));
     assert.equal(result.finishReason, 'tool_calls');
     assert.equal(result.toolCalls.length, 1);
     assert.equal(result.toolCalls[0]?.function.name, 'list_files');
@@ -40,7 +41,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   for (const [status, kind, retryable] of [[401, 'http', false], [404, 'http', false], [429, 'http', true], [500, 'http', true]] as const) {
     it(`HTTP ${status} is a RequestError of kind ${kind}, retryable=${retryable}`, async () => {
       use({ rules: [{ respond: { error: { status, message: 'scripted' } } }] });
-      const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).then(
+      const err = await finalReply(modelAt(offline.server.baseUrl).stream({ messages: user('hi') })).then(
         () => assert.fail('should have failed'),
         (e: unknown) => e,
       );
@@ -53,7 +54,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('a stream cut mid-reply is "cut" and keeps the partial text', async () => {
     use({ rules: [{ respond: { text: 'a'.repeat(200) }, cutAfterChars: 30, chunkChars: 10 }] });
-    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await finalReply(modelAt(offline.server.baseUrl).stream({ messages: user('hi') })).catch((e: unknown) => e);
     assert.ok(err instanceof PartialReplyError, `got ${String(err)}`);
     assert.equal(err.kind, 'cut');
     assert.equal(err.partial, 'a'.repeat(30));
@@ -61,27 +62,38 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('a malformed SSE chunk is reported, not swallowed', async () => {
     use({ rules: [{ respond: { text: 'b'.repeat(50) }, malformedAfterChars: 10, chunkChars: 10 }] });
-    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await finalReply(modelAt(offline.server.baseUrl).stream({ messages: user('hi') })).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError, `got ${String(err)}`);
     assert.ok(['malformed', 'cut'].includes(err.kind), err.kind);
     assert.notEqual((err as RequestError).kind, 'cancelled');
   });
 
-  it('a stall past the idle timeout is "idle-timeout"', async () => {
-    use({ rules: [{ respond: { text: 'late' }, holdMs: 1500 }] });
+  it('a stall past the idle timeout, once the reply has started, is "idle-timeout"', async () => {
+    // The first piece is live text; the next comes only after 5 s.
+    use({ rules: [{ respond: { text: 'late reply' }, chunkChars: 2, chunkDelayMs: 5000 }] });
     const started = Date.now();
-    const err = await modelAt(offline.server.baseUrl, { policy: { idleTimeoutMs: 300 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await finalReply(modelAt(offline.server.baseUrl, { policy: { idleTimeoutMs: 300, firstTokenTimeoutMs: 60_000 } }).stream({ messages: user('hi') })).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError);
     assert.equal(err.kind, 'idle-timeout');
-    assert.ok(Date.now() - started < 1400, 'should not wait for the stalled server');
+    assert.ok(Date.now() - started < 3000, 'should not wait for the stalled server');
+  });
+
+  it('a wait past the first-token timeout before anything live is "first-token-timeout"; the role-only first chunk does not count', async () => {
+    // The offline server sends a role-only chunk at once, then holds.
+    use({ rules: [{ respond: { text: 'late' }, holdMs: 5000 }] });
+    const started = Date.now();
+    const err = await finalReply(modelAt(offline.server.baseUrl, { policy: { idleTimeoutMs: 60_000, firstTokenTimeoutMs: 300 } }).stream({ messages: user('hi') })).catch((e: unknown) => e);
+    assert.ok(err instanceof RequestError, String(err));
+    assert.equal(err.kind, 'first-token-timeout');
+    assert.match(err.describe(), /candor\.request\.firstTokenTimeoutSeconds/);
+    assert.ok(Date.now() - started < 3000, 'cut by the first-token timer, not the 60 s idle one');
   });
 
   it('Stop (abort) is "cancelled" and keeps what arrived', async () => {
     use({ rules: [{ respond: { text: 'c'.repeat(400) }, chunkChars: 10, chunkDelayMs: 20 }] });
     const controller = new AbortController();
     let seen = 0;
-    const err = await modelAt(offline.server.baseUrl).stream({ messages: user('hi') }, {
-      signal: controller.signal,
+    const err = await finalReply(modelAt(offline.server.baseUrl).stream({ messages: user('hi') }, { signal: controller.signal }), {
       onText: (d) => {
         seen += d.length;
         if (seen >= 50) controller.abort();
@@ -94,7 +106,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('connection refused is "connection" and retryable', async () => {
     const port = await freePort();
-    const err = await modelAt(`http://127.0.0.1:${port}/v1`).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await finalReply(modelAt(`http://127.0.0.1:${port}/v1`).stream({ messages: user('hi') })).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError);
     assert.equal(err.kind, 'connection');
     assert.equal(err.retryable, true);
@@ -102,13 +114,16 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it("the model's retry policy retries a 500 then succeeds, announcing each retry and reporting each attempt", async () => {
     use({ rules: [{ respond: { error: { status: 500 } }, times: 2 }, { respond: { text: 'recovered' } }] });
-    const log: string[] = [];
-    const result = await modelAt(offline.server.baseUrl, { policy: { maxRetries: 2 } }).stream({ messages: user('hi') }, {
-      onAttempt: () => log.push('attempt'),
-      onAttemptEnd: (ending) => log.push(ending.completed ? 'completed' : `failed ${ending.error.status ?? ''}`),
-      onRetry: (n) => log.push(`retry ${n.attempt} of ${n.of} in ${n.delayMs} ms`),
+    const model = modelAt(offline.server.baseUrl, { policy: { maxRetries: 2 } }, { sleep: async () => undefined });
+    const events = await eventsOf(model.stream({ messages: user('hi') }));
+    const log = events.flatMap((e: ModelEvent) => {
+      if (e.type === 'attempt') return ['attempt'];
+      if (e.type === 'finish') return ['completed'];
+      if (e.type === 'error') return [`failed ${e.error.status ?? ''}`];
+      if (e.type === 'retry') return [`retry ${e.notice.attempt} of ${e.notice.of} in ${e.notice.delayMs} ms`];
+      return [];
     });
-    assert.equal(result.content, 'recovered');
+    assert.equal(events.at(-1)?.type === 'finish' && events.at(-1)?.type === 'finish' ? (events.at(-1) as { reply: { content: string } }).reply.content : '', 'recovered');
     assert.deepEqual(log, [
       'attempt', 'failed 500', 'retry 1 of 2 in 500 ms',
       'attempt', 'failed 500', 'retry 2 of 2 in 1000 ms',
@@ -119,7 +134,7 @@ describe('streaming requests over real HTTP to the offline provider', () => {
 
   it('a policy without retries makes one request and fails with the error', async () => {
     use({ rules: [{ respond: { error: { status: 500 } }, times: 1 }, { respond: { text: 'too late' } }] });
-    const err = await modelAt(offline.server.baseUrl, { policy: { maxRetries: 0 } }).stream({ messages: user('hi') }).catch((e: unknown) => e);
+    const err = await finalReply(modelAt(offline.server.baseUrl, { policy: { maxRetries: 0 } }).stream({ messages: user('hi') })).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError && err.status === 500, String(err));
     assert.equal(offline.server.requests.length, 1);
   });
@@ -127,12 +142,10 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   it('Retry-After is honoured and capped at 30 s; 401 is never retried', async () => {
     use({ rules: [{ respond: { error: { status: 429, retryAfterSeconds: 120 } }, times: 1 }, { respond: { error: { status: 401 } } }] });
     const delays: number[] = [];
-    const model = modelAt(offline.server.baseUrl);
-    const err = await withRetries(() => model.stream({ messages: user('hi') }), {
-      maxRetries: 5,
-      onRetry: (n) => delays.push(n.delayMs),
-      sleep: async () => undefined,
-    }).catch((e: unknown) => e);
+    const slept: number[] = [];
+    const model = modelAt(offline.server.baseUrl, { policy: { maxRetries: 5 } }, { sleep: async (ms) => void slept.push(ms) });
+    const err = await finalReply(model.stream({ messages: user('hi') }), { onRetry: (n) => delays.push(n.delayMs) }).catch((e: unknown) => e);
+    assert.deepEqual(slept, delays, 'each announced wait is the one waited');
     assert.deepEqual(delays, [30_000]);
     assert.ok(err instanceof RequestError && err.status === 401);
     assert.equal(offline.server.requests.length, 2);

@@ -2,8 +2,9 @@ import * as assert from 'node:assert/strict';
 import type { CompletedRequest } from '../../../../src/core/provider/chatModel';
 import { createClient, openAiChatModel } from '../../../../src/core/provider/openaiModel';
 import { RequestError } from '../../../../src/core/provider/requestError';
-import { streamChat } from '../../../../src/core/provider/stream';
-import { useOfflineServer } from './models';
+import { streamAttempt } from '../../../../src/core/provider/stream';
+import { finalReply } from '../../../../src/core/provider/finalReply';
+import { eventsOf, useOfflineServer } from './models';
 import { inMemoryUsage, persistedUsage, type StreamUsageMemory } from '../../../../src/core/provider/streamUsage';
 
 const hello = [{ role: 'user' as const, content: 'hi' }];
@@ -19,10 +20,10 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
 
   /** The stream, counting the attempts the gate would see. */
   async function stream(m: ReturnType<typeof model>): Promise<{ result: CompletedRequest; attempts: number; ends: number }> {
-    let attempts = 0;
-    let ends = 0;
-    const result = await m.stream({ messages: hello }, { onAttempt: () => attempts++, onAttemptEnd: () => ends++ });
-    return { result, attempts, ends };
+    const events = await eventsOf(m.stream({ messages: hello }));
+    const last = events.at(-1);
+    if (last?.type !== 'finish') throw new Error(`the request did not complete: ${JSON.stringify(last)}`);
+    return { result: last.reply, attempts: events.filter((e) => e.type === 'attempt').length, ends: events.filter((e) => e.type === 'finish' || e.type === 'error').length };
   }
 
   it('the trap: the switch answers 400 naming stream_options, and one plain streamed request fails on it', async () => {
@@ -33,10 +34,11 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
     assert.equal(response.status, 400);
     assert.match(await response.text(), /stream_options/);
     // One attempt as the adapter makes it, without the retry around it.
-    const err = await streamChat(createClient(offline.server.baseUrl, 'k'), { model: 'm', messages: hello }, { idleTimeoutMs: 5000 }).catch((e: unknown) => e);
+    const attempt = await eventsOf(streamAttempt(createClient(offline.server.baseUrl, 'k'), { model: 'm', messages: hello }, { idleTimeoutMs: 5000, firstTokenTimeoutMs: 5000 }));
+    const err = attempt.at(-1)?.type === 'error' ? (attempt.at(-1) as { error: RequestError }).error : undefined;
     assert.ok(err instanceof RequestError && err.status === 400 && /stream_options/.test(err.message), String(err));
     // The adapter's request completes.
-    assert.equal((await model().stream({ messages: hello })).content, 'ok');
+    assert.equal((await finalReply(model().stream({ messages: hello }))).content, 'ok');
   });
 
   it('one retry without stream_options; a stream without usage makes the identity "no usage in streams", said on the result', async () => {
@@ -71,7 +73,7 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
   it('exactly one retry: a retry refused again fails, with two requests in all', async () => {
     use({ rules: [{ respond: { error: { status: 400, message: 'stream_options: extra inputs are not permitted' } } }] });
     const memory = inMemoryUsage();
-    const err = await model(memory).stream({ messages: hello }).catch((e: unknown) => e);
+    const err = await finalReply(model(memory).stream({ messages: hello })).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError && err.status === 400, String(err));
     assert.equal(offline.server.requests.length, 2);
     assert.equal(memory.get(identity), undefined, 'nothing learnt from a failure');
@@ -80,7 +82,7 @@ describe('a server that refuses stream_options (offline provider over real HTTP)
   it('a 400 about something else is no reason to drop stream_options', async () => {
     use({ rules: [{ respond: { error: { status: 400, message: 'messages: too long' } } }] });
     const memory = inMemoryUsage();
-    const err = await model(memory).stream({ messages: hello }).catch((e: unknown) => e);
+    const err = await finalReply(model(memory).stream({ messages: hello })).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError && err.status === 400);
     assert.equal(offline.server.requests.length, 1);
     assert.equal(memory.get(identity), undefined);
