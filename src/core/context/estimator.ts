@@ -6,6 +6,8 @@
  * heuristic, calibrated against the provider's own counts (calibration.ts).
  */
 
+import type { ChatFrames } from './chatFrames';
+
 export type TiktokenEncodingName = 'o200k_base' | 'cl100k_base';
 
 /** How a model with a known tokenizer is counted: an encoding of OpenAI's, or Llama 3's through cl100k. */
@@ -15,6 +17,8 @@ export type CounterKind = TiktokenEncodingName | 'llama3';
 export interface TokenCounter {
   /** The encoding's name: counts of two counters never mix. */
   readonly name: string;
+  /** A family's chat template in code: messages are counted as it frames them (chatFrames.ts). */
+  readonly frames?: ChatFrames;
   count(texts: readonly string[]): Promise<number[]>;
 }
 
