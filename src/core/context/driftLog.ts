@@ -97,7 +97,7 @@ export class DriftLog implements DriftSink {
       if (isDriftRecord(record)) {
         this.events.push(record);
         this.tally.add(record);
-      } else this.skipped++;
+      } else if (!isOtherEvent(record)) this.skipped++;
     }
     this.skipped += read.skipped.length;
     if (read.restarted || read.records.length > 0 || read.skipped.length > 0) this.read = undefined;
@@ -132,6 +132,12 @@ export function isDriftRecord(value: unknown): value is DriftRecord {
     windowFields &&
     (value.window_ests === undefined || isNumberList(value.window_ests))
   );
+}
+
+/** A well-formed line of an event the tally does not count (`count_mismatch`, or one of a later version): skipped, never corrupt. */
+function isOtherEvent(value: unknown): boolean {
+  if (!isRecord(value) || value.v !== 1 || typeof value.ts !== 'string' || typeof value.event !== 'string') return false;
+  return !['anchor_loss', 'anchor_loss_open', 'anchor_drift'].includes(value.event);
 }
 
 function isReason(value: unknown): boolean {
