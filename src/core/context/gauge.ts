@@ -88,14 +88,15 @@ function bandOf(state: GaugeState): number {
   return Math.max(0, state.band ?? 0);
 }
 
-/** A half-width as the gauge writes it: rounded up, never down (`±0.9K` for 861). */
-export function halfWidthText(band: number): string {
-  if (band < 1000) return String(Math.ceil(band));
-  if (band < 1_000_000) {
-    const k = Math.ceil(band / 100) / 10;
-    return `${k >= 100 ? Math.ceil(k) : Number.isInteger(k) ? k : k.toFixed(1)}K`;
-  }
-  return `${(Math.ceil(band / 100_000) / 10).toFixed(1).replace(/\.0$/, '')}M`;
+/**
+ * A half-width as the gauge writes it, in the unit of the number it bounds
+ * (`±0.9K` beside 47.2K, `±40` beside 950), rounded up, never down.
+ */
+export function halfWidthText(band: number, projected: number): string {
+  if (projected < 1000 || band < 1) return String(Math.ceil(band));
+  if (band >= 1_000_000) return `${Math.ceil(band / 100_000) / 10}M`;
+  const k = Math.ceil(band / 100) / 10;
+  return `${k >= 100 ? Math.ceil(k) : k}K`;
 }
 
 /** 47213 → "47.2K", 128000 → "128K", 950 → "950". */
@@ -123,7 +124,7 @@ export function gaugeText(state: GaugeState): string {
  */
 export function bandLabel(state: GaugeState): string {
   const band = bandOf(state);
-  const plusMinus = band > 0 ? `, plus or minus ${halfWidthText(band)}` : '';
+  const plusMinus = band > 0 ? `, plus or minus ${halfWidthText(band, state.projected)}` : '';
   switch (state.source) {
     case 'server':
       return `counted by the server${plusMinus}`;
@@ -149,7 +150,7 @@ export function bandLine(state: GaugeState): string {
   if (band === 0) return `Count: ${compactNumber(state.projected)}, exact (${bandLabel(state)})`;
   const upper = compactNumber(state.projected + band);
   const lower = compactNumber(Math.max(0, state.projected - band));
-  return `Count: ≈${compactNumber(state.projected)} ±${halfWidthText(band)} (${bandLabel(state)}: between ${lower} and ${upper}; compaction is tested against ${upper})`;
+  return `Count: ≈${compactNumber(state.projected)} ±${halfWidthText(band, state.projected)} (${bandLabel(state)}: between ${lower} and ${upper}; compaction is tested against ${upper})`;
 }
 
 export function gaugeTooltip(state: GaugeState): string {
