@@ -4,9 +4,10 @@ import { solveAugmented } from './linearSolve';
 import { CLASS_OFFSET, CONTENT_CLASSES, FEATURE_COUNT, MESSAGES, PRIOR_RATES, SCRIPT_FEATURES, UNMEASURED, VOCABULARY_FEATURES } from './heuristic';
 
 /**
- * Calibration for models whose tokenizer Candor does not have (Qwen,
- * DeepSeek, Gemma, Mistral, Llama 2…; Llama 3 is counted through cl100k,
- * tokenizer/llama3.ts), learnt from the provider's own counts
+ * Calibration for models whose tokenizer Candor does not have (Gemma,
+ * Mistral, Llama 2…, and any model whose server does not say its family;
+ * Qwen3, Llama 3 and DeepSeek V3 are counted with their own tokenizers,
+ * tokenizer/familyTokenizer.ts), learnt from the provider's own counts
  * (docs/architecture.md, "Context gate").
  *
  * It starts from a prior fitted offline to real tokenizers (heuristic.ts,

@@ -69,7 +69,7 @@ parentPort.on('message', ({ id, texts, split: splitting }) => {
 /**
  * A text as the encoding splits it before merging: the tokens of its ASCII
  * pieces, and each other piece with its own tokens (for a tokenizer that
- * shares this one's ASCII, tokenizer/llama3.ts).
+ * shares this one's ASCII).
  */
 export interface AsciiSplit {
   readonly ascii: number;
