@@ -54,7 +54,9 @@ export class ServerCounts {
     const request = payload();
     const run = (): void => {
       this.asking = key;
-      void count(request, AbortSignal.timeout(this.timeoutMs))
+      // The question is written (the whole history as JSON) after the request it was asked for has gone out.
+      void new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => count(request, AbortSignal.timeout(this.timeoutMs)))
         .catch(() => undefined)
         .then((real) => {
           const who = `${identity.provider}\0${identity.model}`;
