@@ -361,7 +361,6 @@ interface Estimate {
   readonly totalBand: number;
 }
 
-
 function isFamily(counter: string): boolean {
   return TEMPLATE_FAMILIES.includes(counter as TemplateFamily);
 }
