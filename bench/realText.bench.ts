@@ -339,6 +339,9 @@ export async function run(args: readonly string[] = process.argv.slice(2)): Prom
         rows.push(summarize(seed, mix, unknown.name, errors));
       }
     }
+  } catch (err) {
+    await server?.stop();
+    throw err;
   } finally {
     for (const counter of counters.values()) counter.dispose();
   }

@@ -315,10 +315,16 @@ export function gemma3Server(): CountingProvider {
 
 /** Qwen3 as a real llama.cpp server counts a prompt: its /apply-template, then its /tokenize. */
 export function qwen3Server(origin: string): CountingProvider {
-  const post = async (route: string, body: unknown): Promise<Record<string, unknown>> => {
-    const response = await fetch(`${origin}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (!response.ok) throw new Error(`${route}: HTTP ${response.status}`);
-    return (await response.json()) as Record<string, unknown>;
+  const post = async (route: string, body: unknown, again = true): Promise<Record<string, unknown>> => {
+    try {
+      const response = await fetch(`${origin}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!response.ok) throw new Error(`${route}: HTTP ${response.status}`);
+      return (await response.json()) as Record<string, unknown>;
+    } catch (err) {
+      // A kept-alive connection the server closed under a long run: asked once more on a new one.
+      if (!again) throw err;
+      return post(route, body, false);
+    }
   };
   return {
     name: 'Qwen3',
