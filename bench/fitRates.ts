@@ -12,19 +12,12 @@
  * a message falls with its size (its error grows with it), and a light ridge
  * toward the plain heuristic keeps rare features sane.
  *
- * The same messages fit the rates at which tokenizer/llama3.ts counts what
- * cl100k cannot count for Llama 3: every piece of their texts that is not
- * ASCII, as cl100k's worker splits it, counted alone by Llama 3.
- *
  * Run: `npx tsx bench/fitRates.ts [--write]`.
  */
 import * as fs from 'node:fs';
 import { solveAugmented } from '../src/core/context/linearSolve';
 import * as path from 'node:path';
 import { CLASS_OFFSET, CONTENT_CLASSES, FEATURES, FEATURE_COUNT, MESSAGES, measureParts, PRIOR_RATES, UNMEASURED, VOCABULARY_FEATURES } from '../src/core/context/heuristic';
-import { llama3Tokens, pieceFeatures } from '../src/core/context/tokenizer/llama3';
-import { WorkerTokenizer, type AsciiSplit } from '../src/core/context/tokenizer/workerTokenizer';
-import { installedTokenizerModules } from '../test/helpers/installedModules';
 import { PER_MESSAGE_OVERHEAD } from '../src/core/context/messageParts';
 import { messageParts } from '../src/core/context/messageParts';
 import type { ChatMessage } from '../src/core/messages';
@@ -205,102 +198,7 @@ function block(rates: readonly number[], table: readonly string[]): string {
   ].join('\n');
 }
 
-/** The pull of the Llama 3 piece rates toward "a piece costs what cl100k charges", per unit of weighted evidence. */
-const PIECE_RIDGE = 1e-3;
 
-interface Piece {
-  readonly x: readonly number[];
-  readonly y: number;
-  /** Occurrences among the fitted texts. */
-  n: number;
-}
-
-/**
- * The rates of tokenizer/llama3.ts: least squares over every non-ASCII
- * piece of the fit messages' texts (each as often as it occurs), with its
- * Llama 3 count alone as the target.
- */
-function fitLlama3Pieces(splits: readonly AsciiSplit[]): number[] {
-  const tokenizer = llama3();
-  const pieces = new Map<string, Piece>();
-  splits.forEach((split) =>
-    split.pieces.forEach((piece, i) => {
-      const known = pieces.get(piece);
-      if (known) known.n++;
-      else pieces.set(piece, { x: pieceFeatures(piece, split.tokens[i] ?? 0), y: tokenizer.encode(piece, { add_special_tokens: false }).length, n: 1 });
-    }),
-  );
-  const n = CLASS_OFFSET + 2;
-  const gram = Array.from({ length: n }, () => new Array<number>(n + 1).fill(0));
-  let mass = 0;
-  for (const { x, y, n: times } of pieces.values()) {
-    mass += times;
-    for (let a = 0; a < n; a++) {
-      const xa = x[a] ?? 0;
-      if (xa === 0) continue;
-      const row = gram[a] as number[];
-      for (let b = 0; b < n; b++) row[b] = (row[b] ?? 0) + times * xa * (x[b] ?? 0);
-      row[n] = (row[n] ?? 0) + times * xa * y;
-    }
-  }
-  const lambda = (PIECE_RIDGE * mass) / Math.max(1, pieces.size);
-  gram.forEach((row, a) => {
-    row[a] = (row[a] ?? 0) + lambda;
-    if (a === CLASS_OFFSET) row[n] = (row[n] ?? 0) + lambda;
-  });
-  console.log(`Llama 3: ${pieces.size} distinct pieces that are not ASCII, ${mass} in all`);
-  return solveAugmented(gram, 'skip') ?? [];
-}
-
-/** Per content class of the fit messages: how far Llama3Counter's count of their texts is from Llama 3's own, with the rates just fitted. */
-function reportLlama3(messages: readonly ChatMessage[], counted: ReadonlyMap<ChatMessage, number>): void {
-  const tokenizer = llama3();
-  const real = (m: ChatMessage): number => messageParts(m).reduce((n, part) => n + tokenizer.encode(part, { add_special_tokens: false }).length, 0);
-  const cells = CONTENT_CLASSES.map((name, k) => {
-    const of = messages.filter((m) => (measureParts(messageParts(m)).features[CLASS_OFFSET + k] ?? 0) > 0).map((m) => ({ m, y: real(m) })).filter(({ y }) => y > 300);
-    const errors = of.map(({ m, y }) => Math.abs((counted.get(m) ?? 0) - y) / y).sort((a, b) => a - b);
-    const at = (q: number): string => `${((errors[Math.floor(q * (errors.length - 1))] ?? 0) * 100).toFixed(2)}%`;
-    return `${name} (${at(0.5)}, ${at(0.9)}, ${at(1)}; ${of.length})`;
-  });
-  console.log(`  llama3 via cl100k_base against Llama 3, per class (median |error|, 90th percentile, worst; messages): ${cells.join('  ')}`);
-}
-
-function pieceBlock(rates: readonly number[]): string {
-  const fmt = (value: number): string => String(Number(value.toPrecision(3)));
-  const line = (from: number, to: number): string => `  ${rates.slice(from, to).map(fmt).join(', ')},`;
-  return [
-    '// BEGIN LLAMA3 PIECES (bench/fitRates.ts writes this block)',
-    '/** Llama 3 tokens of a piece that is not ASCII, per feature of tokenizer/llama3.ts pieceFeatures: fitted to Llama 3 on real text. */',
-    'export const LLAMA3_PIECE_RATES: readonly number[] = [',
-    line(0, 9),
-    line(9, 19),
-    line(19, CLASS_OFFSET),
-    line(CLASS_OFFSET, CLASS_OFFSET + 2),
-    '];',
-    '// END LLAMA3 PIECES',
-  ].join('\n');
-}
-
-/** The Llama 3 piece rates, from the fit messages split by cl100k's own worker, and what they give. */
-async function llama3Rates(messages: readonly ChatMessage[]): Promise<number[]> {
-  const worker = new WorkerTokenizer('cl100k_base', installedTokenizerModules());
-  try {
-    const parts = messages.map((m) => messageParts(m));
-    const splits = await worker.split(parts.flat());
-    const rates = fitLlama3Pieces(splits);
-    const counted = new Map<ChatMessage, number>();
-    let at = 0;
-    parts.forEach((texts, i) => {
-      let n = 0;
-      for (let k = 0; k < texts.length; k++) n += llama3Tokens(splits[at++] as AsciiSplit, rates);
-      counted.set(messages[i] as ChatMessage, n);
-    });
-    reportLlama3(messages, counted);
-    return rates;
-  } finally {
-    worker.dispose();
-  }
-}
 
 export async function main(write: boolean): Promise<void> {
   const source = fs.readFileSync(HEURISTIC_FILE, 'utf8');
@@ -319,16 +217,13 @@ export async function main(write: boolean): Promise<void> {
   console.log('bias (median |error|, 90th percentile; messages) per content class, on the rows fitted:');
   report(rows, rates);
   console.log(FEATURES.map((name, i) => `${name}=${Number((rates[i] ?? 0).toPrecision(3))}`).join(' '));
-  const pieces = await llama3Rates(messages);
   const text = block(rates, table);
   if (!write) {
-    console.log(`\n${block(rates, ['…'])}\n\n${pieceBlock(pieces)}\n\n(--write puts them into ${path.relative(process.cwd(), HEURISTIC_FILE)})`);
+    console.log(`\n${block(rates, ['…'])}\n\n(--write puts them into ${path.relative(process.cwd(), HEURISTIC_FILE)})`);
     return;
   }
-  const updated = source
-    .replace(/\/\/ BEGIN FITTED PRIOR[\s\S]*?\/\/ END FITTED PRIOR/, text)
-    .replace(/\/\/ BEGIN LLAMA3 PIECES[\s\S]*?\/\/ END LLAMA3 PIECES/, pieceBlock(pieces));
-  if (!updated.includes(text) || !updated.includes(pieceBlock(pieces))) throw new Error('fittedPrior.ts lacks a block to replace');
+  const updated = source.replace(/\/\/ BEGIN FITTED PRIOR[\s\S]*?\/\/ END FITTED PRIOR/, text);
+  if (!updated.includes(text)) throw new Error('fittedPrior.ts lacks a block to replace');
   fs.writeFileSync(HEURISTIC_FILE, updated);
   console.log(`written into ${path.relative(process.cwd(), HEURISTIC_FILE)}`);
 }

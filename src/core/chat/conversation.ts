@@ -11,6 +11,7 @@ import type { GateProjection } from '../context/gate';
 import type { Identity } from '../context/driftEvents';
 import { PayloadLedger, type PayloadMeasure } from '../context/ledger';
 import { ToolRenderings } from '../context/toolRendering';
+import { ServerCounts } from '../context/serverCounts';
 import { errorMessage } from '../errorMessage';
 import { SendGate } from './sendGate';
 import { retryableTurn, suspectText, warningText } from './gateNotices';
@@ -43,6 +44,8 @@ export class Conversation {
   private readonly sendGate: SendGate;
   /** The tool list as the provider's family renders it, rendered again only when the list or the family changes. */
   private readonly toolRenderings = new ToolRenderings();
+  /** The server's own counts of the payload, when it has a count endpoint. */
+  private readonly serverCounts = new ServerCounts();
   /** The chat said the tool definitions crowd the window: once a session. */
   private toolsCrowdSaid = false;
   /** The pairs (user's window / server's window) the chat has named. */
@@ -155,10 +158,19 @@ export class Conversation {
     return { count: specs.length, tokens: counts.tokens, servers: servers.sort((a, b) => b.tokens - a.tokens) };
   }
 
-  /** The payload measured from counts already known: the send path's whole cost for the estimate. */
+  /**
+   * The payload measured from counts already known: the send path's whole
+   * cost for the estimate. A server that counts prompts itself is asked for
+   * this payload's count in the background; the gauge shows it when it lands.
+   */
   private measure(identity: Identity, system: SystemPrompt, tools: readonly ToolSpec[]): PayloadMeasure {
     this.ledger.useCounter(this.deps.tokenizer?.(identity.model));
-    return this.ledger.measure(system.text, this.toolRenderings.of(identity, tools));
+    const measure = this.ledger.measure(system.text, this.toolRenderings.of(identity, tools));
+    this.serverCounts.ask(identity, measure.mark, measure.tokens, this.deps.serverCount?.(identity), () => ({ messages: this.payload(system), tools }), (count) => {
+      this.deps.gate.serverCounted(count);
+      if (!this.running) this.publishGauge(system).catch((err: unknown) => this.deps.log.error(`gauge: ${String(err)}`));
+    });
+    return measure;
   }
 
   private payload(system: SystemPrompt): ChatMessage[] {

@@ -1,3 +1,4 @@
+import type { PromptCount } from '../provider/serverCount';
 import type { Logger } from '../log';
 import type { SecretSet } from '../redact';
 import type { PromptSource } from '../prompt/systemPrompt';
@@ -72,6 +73,8 @@ export interface ConversationDeps {
    * heuristic, calibrated against the provider's own counts.
    */
   readonly tokenizer?: (model: string) => TokenCounter | undefined;
+  /** The server's own count of a prompt, when the server in use has one (asked off the send path; docs/architecture.md, "Exact counts"). */
+  readonly serverCount?: (identity: Identity) => PromptCount | undefined;
   /** The model of the settings in force; its policy says how requests are retried and cut. */
   readonly provider: () => Promise<ChatModel>;
   readonly settings: () => ChatSettings;

@@ -4,7 +4,7 @@ import type { SecretSet } from '../redact';
 import type { Session } from '../session/session';
 import { CompactionError, planCompaction, shouldCompact } from '../context/compaction';
 import type { Identity } from '../context/driftEvents';
-import type { ContextGate } from '../context/gate';
+import type { ContextGate, GateProjection } from '../context/gate';
 import type { PayloadMeasure } from '../context/ledger';
 import type { Compactor } from './compactor';
 import type { ChatSettings } from './ports';
@@ -48,10 +48,12 @@ export class SendGate {
 
   async check(input: SendCheck): Promise<SendDecision> {
     const { turn, identity, settings } = input;
-    const over = (projected: number): boolean => shouldCompact(projected, settings.contextWindow, settings.thresholdPercent);
+    // An estimate may make Candor compact early, never late: the threshold is tested against the band's upper edge,
+    // and a request is refused only when even the lower edge passes the window (docs/architecture.md, "Bands").
+    const over = (projection: GateProjection): boolean => shouldCompact(projection.projected + projection.band, settings.contextWindow, settings.thresholdPercent);
     let measure = input.measure();
-    let projected = this.deps.gate.project(identity, measure).projected;
-    if (!over(projected)) return { send: true, measure };
+    let projection = this.deps.gate.project(identity, measure);
+    if (!over(projection)) return { send: true, measure };
 
     const plan = planCompaction(this.deps.session.history(), settings.keepTurns);
     if (plan.cut === 0) {
@@ -59,16 +61,17 @@ export class SendGate {
     } else {
       await this.compact(turn, settings.keepTurns, input.signal);
       measure = input.measure();
-      projected = this.deps.gate.project(identity, measure).projected;
+      projection = this.deps.gate.project(identity, measure);
       // At most one compaction per request: warn, never summarize twice.
-      if (over(projected)) this.warnOnce(turn, `Still above the compaction threshold right after compacting: the newest ${turns(settings.keepTurns)} alone are that large. Consider a new session, or lower candor.compaction.keepTurns.`);
+      if (over(projection)) this.warnOnce(turn, `Still above the compaction threshold right after compacting: the newest ${turns(settings.keepTurns)} alone are that large. Consider a new session, or lower candor.compaction.keepTurns.`);
     }
-    if (settings.contextWindow > 0 && projected > settings.contextWindow) {
+    const projected = projection.projected;
+    if (settings.contextWindow > 0 && projected - projection.band > settings.contextWindow) {
       this.deps.log.warn(`request not sent: projected ${projected} > window ${settings.contextWindow}`);
       this.deps.notice(
         turn,
         'error',
-        `Not sent: this request needs about ${projected.toLocaleString('en-US')} tokens, more than the model's context window of ${settings.contextWindow.toLocaleString('en-US')}, even after compacting. Start a new session (Candor: New Session), or lower candor.compaction.keepTurns and run Candor: Compact Context, then press Retry.`,
+        `Not sent: this request needs ${projection.band > 0 ? `at least ${(projected - projection.band).toLocaleString('en-US')}` : `about ${projected.toLocaleString('en-US')}`} tokens, more than the model's context window of ${settings.contextWindow.toLocaleString('en-US')}, even after compacting. Start a new session (Candor: New Session), or lower candor.compaction.keepTurns and run Candor: Compact Context, then press Retry.`,
         true,
       );
       return { send: false };

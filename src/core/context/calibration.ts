@@ -1,11 +1,13 @@
+import { changeBand, emptySpread, observeSpread, totalBand, type Spread } from './band';
 import type { Identity } from './driftEvents';
 import { solveAugmented } from './linearSolve';
 import { CLASS_OFFSET, CONTENT_CLASSES, FEATURE_COUNT, MESSAGES, PRIOR_RATES, SCRIPT_FEATURES, UNMEASURED, VOCABULARY_FEATURES } from './heuristic';
 
 /**
- * Calibration for models whose tokenizer Candor does not have (Qwen,
- * DeepSeek, Gemma, Mistral, Llama 2…; Llama 3 is counted through cl100k,
- * tokenizer/llama3.ts), learnt from the provider's own counts
+ * Calibration for models whose tokenizer Candor does not have (Gemma,
+ * Mistral, Llama 2…, and any model whose server does not say its family;
+ * Qwen3, Llama 3 and DeepSeek V3 are counted with their own tokenizers,
+ * tokenizer/familyTokenizer.ts), learnt from the provider's own counts
  * (docs/architecture.md, "Context gate").
  *
  * It starts from a prior fitted offline to real tokenizers (heuristic.ts,
@@ -82,6 +84,8 @@ export interface CalibrationState {
   /** Typical relative |residual| of a pair, and typical |residual| of the offset. */
   readonly scale: number;
   readonly offsetScale: number;
+  /** The residuals per content class the band is built from (band.ts); absent in states written before bands. */
+  readonly spread?: Spread;
 }
 
 /** The prior: the fitted rates, no correction of any scale. */
@@ -109,6 +113,7 @@ export class Calibration {
   private scale: number;
   private offsetScale: number;
   private offsets = 0;
+  private spread: Spread;
 
   private constructor(
     readonly identity: Identity,
@@ -124,6 +129,7 @@ export class Calibration {
     this.scale = state?.scale ?? NOISE;
     this.offsetScale = state?.offsetScale ?? 0;
     if (state) this.offsets = 1;
+    this.spread = state?.spread && isSpread(state.spread) ? state.spread : emptySpread();
   }
 
   static fresh(identity: Identity): Calibration {
@@ -155,12 +161,25 @@ export class Calibration {
     return Math.max(0, Math.round(this.delta(features) + this.offset));
   }
 
+  /** The half-width of the estimate of a change since an anchor (band.ts). */
+  bandOfChange(features: readonly number[]): number {
+    return changeBand(this.spread, features, this.textScale());
+  }
+
+  /** The half-width of a whole payload's estimate; `tools`: the tokens of the tool definitions in it. */
+  bandOfTotal(features: readonly number[], tools: number): number {
+    return totalBand(this.spread, features, tools, this.offsets > 1 ? Math.max(this.offsetScale, 20) : undefined, this.textScale());
+  }
+
   /** Two consecutive anchors: `tokens` counted by the provider for what `features` added between them. */
   observePair(features: readonly number[], tokens: number): void {
     if (!features.some((value) => value !== 0)) return;
     const z = expand(features);
     const size = Math.max(Math.abs(tokens), MIN_SIZE);
-    const residual = Math.abs(tokens - dot(this.rates, z)) / size;
+    const predicted = dot(this.rates, z);
+    // Measured before the fit takes this pair in: what the band must hold is the error of an estimate made without it.
+    if (Math.abs(predicted) >= MIN_SIZE) this.spread = observeSpread(this.spread, features, (tokens - predicted) / Math.abs(predicted), FORGET);
+    const residual = Math.abs(tokens - predicted) / size;
     const huber = this.pairs >= 3 && residual > HUBER * this.scale ? (HUBER * this.scale) / residual : 1;
     const weight = huber / (NOISE * NOISE * size * size + SMALL * size);
     for (let i = 0; i < PARAMS; i++) {
@@ -197,7 +216,13 @@ export class Calibration {
       offset: Math.round(this.offset),
       scale: Math.round(this.scale * 1e4) / 1e4,
       offsetScale: Math.round(this.offsetScale * 10) / 10,
+      spread: { squares: this.spread.squares.map((v) => Number(v.toPrecision(6))), weights: this.spread.weights.map((v) => Number(v.toPrecision(6))) },
     };
+  }
+
+  /** The fitted scale of non-CJK text: the band's shares are of the calibrated estimate. */
+  private textScale(): number {
+    return Math.max(0.5, 1 + (this.rates[TEXT_SCALE] ?? 0));
   }
 
   /** (G + P) w = m + P·prior, P the prior's precisions (a restored fit's, stronger). */
@@ -252,6 +277,11 @@ export function isCalibrationState(value: unknown): value is CalibrationState {
     isFiniteNumber(v.scale) &&
     isFiniteNumber(v.offsetScale)
   );
+}
+
+function isSpread(value: unknown): value is Spread {
+  const v = value as Partial<Spread>;
+  return Array.isArray(v.squares) && Array.isArray(v.weights) && v.squares.every(isFiniteNumber) && v.weights.every(isFiniteNumber);
 }
 
 function isFiniteNumber(value: unknown): value is number {

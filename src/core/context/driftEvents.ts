@@ -56,6 +56,30 @@ export interface AnchorDriftEvent {
   readonly window_requests: number;
   /** The estimate of each of the newest 1,000 of those requests, oldest first (since the last restart). */
   readonly window_ests: readonly number[];
+  /** The half-width of the band around `est`, in tokens (0: an exact count), and whether `real` fell inside `est ± band`. */
+  readonly band: number;
+  readonly held: boolean;
+}
+
+/**
+ * A count claimed exact (the server's own, or the family's tokenizer with its
+ * template) that the provider's usage did not match to the token: from now
+ * on that source is an estimate with a band (docs/architecture.md, "Bands").
+ * Not an anchor, not in `totals`.
+ */
+export interface CountMismatchEvent {
+  readonly event: 'count_mismatch';
+  readonly session: string;
+  readonly model: string;
+  readonly provider: string;
+  /** `server`: the server's count endpoint; `tokenizer`: the family's tokenizer and template. */
+  readonly source: 'server' | 'tokenizer';
+  /** The tokenizer, or the server's kind of count. */
+  readonly counter: string;
+  readonly real: number;
+  /** What Candor projected for the request, its claimed exact count; `est`: the local estimate of the payload. */
+  readonly projected: number;
+  readonly est: number;
 }
 
 /**
@@ -104,7 +128,7 @@ export interface OverflowEvent {
   readonly action: 'compacted-and-retried' | 'stopped';
 }
 
-export type DriftEvent = AnchorLossEvent | AnchorDriftEvent | AnchorLossOpenEvent | OverflowEvent;
+export type DriftEvent = AnchorLossEvent | AnchorDriftEvent | AnchorLossOpenEvent | OverflowEvent | CountMismatchEvent;
 
 /** Where the gate writes its events; the only I/O the gate does. */
 export interface DriftSink {
@@ -124,9 +148,12 @@ export interface DriftTotals {
 /** Lines written before windows had ids lack `window`. */
 export type AnchorLossRecord = Omit<AnchorLossEvent, 'window'> & { readonly window?: string; readonly v: 1; readonly ts: string };
 export type AnchorLossOpenRecord = AnchorLossOpenEvent & { readonly v: 1; readonly ts: string };
-export type AnchorDriftRecord = Omit<AnchorDriftEvent, 'window' | 'window_ests'> & {
+export type AnchorDriftRecord = Omit<AnchorDriftEvent, 'window' | 'window_ests' | 'band' | 'held'> & {
   readonly window?: string;
   readonly window_ests?: readonly number[];
+  /** Absent in lines written before bands. */
+  readonly band?: number;
+  readonly held?: boolean;
   readonly v: 1;
   readonly ts: string;
   readonly totals: DriftTotals;

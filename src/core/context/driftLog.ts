@@ -97,7 +97,7 @@ export class DriftLog implements DriftSink {
       if (isDriftRecord(record)) {
         this.events.push(record);
         this.tally.add(record);
-      } else if (!isOverflowLine(record)) this.skipped++;
+      } else if (!isOtherEvent(record)) this.skipped++;
     }
     this.skipped += read.skipped.length;
     if (read.restarted || read.records.length > 0 || read.skipped.length > 0) this.read = undefined;
@@ -134,9 +134,10 @@ export function isDriftRecord(value: unknown): value is DriftRecord {
   );
 }
 
-/** An `overflow` line: known, and no part of the loss windows or their totals. */
-function isOverflowLine(value: unknown): boolean {
-  return isRecord(value) && value.v === 1 && value.event === 'overflow' && typeof value.session === 'string';
+/** A well-formed line of an event the tally does not count (`count_mismatch`, or one of a later version): skipped, never corrupt. */
+function isOtherEvent(value: unknown): boolean {
+  if (!isRecord(value) || value.v !== 1 || typeof value.ts !== 'string' || typeof value.event !== 'string') return false;
+  return !['anchor_loss', 'anchor_loss_open', 'anchor_drift'].includes(value.event);
 }
 
 function isReason(value: unknown): boolean {

@@ -133,12 +133,3 @@ export const TIER_TABLE: readonly string[] = [
 ];
 // END FITTED PRIOR
 
-// BEGIN LLAMA3 PIECES (bench/fitRates.ts writes this block)
-/** Llama 3 tokens of a piece that is not ASCII, per feature of tokenizer/llama3.ts pieceFeatures: fitted to Llama 3 on real text. */
-export const LLAMA3_PIECE_RATES: readonly number[] = [
-  0.308, 0.171, 0.252, 0.0636, 0, 0.247, -0.0108, -0.106, 0,
-  0.341, 0.519, 0, 0.252, 0.407, 0.436, 0.14, -0.0113, -0.0707, 0.159,
-  0.804, 0.849, 0.0986, 0.553, -0.0758, -0.131, 0.628, 0,
-  0.382, 0.277,
-];
-// END LLAMA3 PIECES

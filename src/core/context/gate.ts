@@ -1,9 +1,13 @@
 import { newId } from '../ids';
 import { Calibration } from './calibration';
+import { FAMILY_NAMES, TEMPLATE_FAMILIES, type TemplateFamily } from './chatFrames';
 import type { DriftEvent, DriftSink, Identity } from './driftEvents';
 import type { EstimatorKind } from './estimator';
+import type { PayloadChange } from './payload';
+import type { ServerCount } from './serverCounts';
 import { initialGateState, sameIdentity, withCurrentSlug, withWindowId, type GateState } from './gateState';
 import type { PayloadMeasure } from './ledger';
+import { MESSAGES } from './heuristic';
 import { reconcile } from './reconcile';
 import {
   beginRequest,
@@ -38,8 +42,32 @@ export interface AfterRequestOutcome {
   readonly warningKind?: WarningKind;
 }
 
-/** A projection and the estimator that made it. */
-export type GateProjection = Projection & { readonly estimator: EstimatorKind; readonly counter: string; readonly pending: number };
+/**
+ * Where a projection's number comes from (docs/architecture.md, "Bands"):
+ * the server's own count of this payload (`server`), the model's own
+ * tokenizer and template (`tokenizer`), the provider's last usage plus the
+ * estimate of what changed since (`anchored`), or an estimate (`estimate`).
+ */
+export type CountSource = 'server' | 'tokenizer' | 'anchored' | 'estimate';
+
+/** A projection, the estimator that made it, where it comes from and how far off it may be. */
+export type GateProjection = Projection & {
+  readonly estimator: EstimatorKind;
+  readonly counter: string;
+  readonly pending: number;
+  readonly source: CountSource;
+  /** Half-width of the band around `projected`, in tokens: 0 for a count claimed exact. */
+  readonly band: number;
+  /** The family whose tokenizer counts (`tokenizer`): "Qwen3". */
+  readonly family?: string;
+};
+
+/** A source of counts claimed exact, checked against every anchor. */
+type Claim = 'server' | 'tokenizer';
+
+/** Relative band of a count by a tokenizer whose exact count has not landed yet, or by OpenAI's recipe (its tool frames are documented, not exact). */
+const PENDING_SPREAD = 0.05;
+const RECIPE_SPREAD = 0.02;
 
 /** Estimates kept per open window: the newest this many, with their count in the state. */
 export const WINDOW_ESTS = 1_000;
@@ -48,6 +76,11 @@ interface InFlight {
   readonly identity: Identity;
   readonly measure: PayloadMeasure;
   readonly est: number;
+  /** What was projected, its band, and the exact source it claims, if any; `estBand` the band around `est` alone. */
+  readonly projected: number;
+  readonly band: number;
+  readonly estBand: number;
+  readonly claim?: Claim;
   /** Characters added since the anchor, the tokens no text carries among them, and the anchor's count: one calibration pair if this request anchors. */
   readonly pair?: { readonly features: readonly number[]; readonly constants: number; readonly real: number };
 }
@@ -75,6 +108,9 @@ export class ContextGate {
   private calibration: Calibration | undefined;
   private ests: { window: string; values: number[]; last: number } | undefined;
   private closedAt: string | undefined;
+  private serverCount: ServerCount | undefined;
+  /** Exact claims the provider's usage has contradicted, by identity and source: the size of the mismatch. */
+  private readonly mismatches = new Map<string, number>();
 
   constructor(options: ContextGateOptions) {
     this.session = options.session;
@@ -104,7 +140,12 @@ export class ContextGate {
   project(identity: Identity, measure: PayloadMeasure): GateProjection {
     const estimate = this.estimate(identity, measure, false);
     const step = beginRequest(this.current, this.context(identity), estimate.request);
-    return { ...step.projection, ...estimate.label };
+    return this.sourced(identity, measure, step.projection, estimate).projection;
+  }
+
+  /** The server counted a payload (off the send path): projections of it, or of what follows it, start from that count. */
+  serverCounted(count: ServerCount): void {
+    this.serverCount = count;
   }
 
   beforeRequest(identity: Identity, measure: PayloadMeasure): GateProjection {
@@ -117,9 +158,10 @@ export class ContextGate {
     this.trackWindow(estimate.request.est);
     const anchor = step.projection.anchor;
     const pair = estimate.pair && anchor ? { ...estimate.pair, real: anchor.real } : undefined;
-    this.inFlight = { identity, measure, est: estimate.request.est, ...(pair ? { pair } : {}) };
+    const { projection, claim } = this.sourced(identity, measure, step.projection, estimate);
+    this.inFlight = { identity, measure, est: estimate.request.est, projected: projection.projected, band: projection.band, estBand: estimate.totalBand, ...(claim ? { claim } : {}), ...(pair ? { pair } : {}) };
     for (const event of step.events) this.sink.record(event);
-    return { ...step.projection, ...estimate.label };
+    return projection;
   }
 
   /**
@@ -133,13 +175,14 @@ export class ContextGate {
     if (!sent) return { kind: 'ignored', events: [], warning: this.warning, newWarning: false };
     this.inFlight = null;
     const windowEsts = this.ests && this.current.window?.id === this.ests.window ? this.ests.values : [];
-    const sentEstimate = { est: sent.est, toolsEst: sent.measure.mark.tools.tokens, mark: sent.measure.mark, windowEsts };
+    const sentEstimate = { est: sent.est, toolsEst: sent.measure.mark.tools.tokens, mark: sent.measure.mark, windowEsts, band: sent.estBand };
     const settled = settleRequest(this.current, this.context(sent.identity), result, sentEstimate);
+    const checked = settled.outcome === 'anchored' && result.promptTokens !== undefined ? this.checkClaim(sent, result.promptTokens) : undefined;
     if (settled.outcome === 'anchored' && result.promptTokens !== undefined) this.learn(sent, result.promptTokens);
     this.current = settled.state;
     if (settled.outcome === 'anchored') this.ests = undefined;
     if (settled.opened) this.ests = { window: settled.opened.id, values: [sent.est], last: sent.est };
-    for (const event of settled.events) this.sink.record(event);
+    for (const event of [...settled.events, ...(checked ? [checked] : [])]) this.sink.record(event);
     const warningKind = this.warningKind();
     return { kind: settled.outcome, events: settled.events, warning: this.warning, newWarning: settled.newWarning, ...(warningKind ? { warningKind } : {}) };
   }
@@ -179,6 +222,68 @@ export class ContextGate {
     });
   }
 
+  /**
+   * Exact is a claim that is checked: a request sent with a count claimed
+   * exact whose usage differs by even one token downgrades that source to a
+   * band for this identity, and the drift log says so.
+   */
+  private checkClaim(sent: InFlight, real: number): DriftEvent | undefined {
+    if (!sent.claim || sent.band > 0 || real === sent.projected) return undefined;
+    this.mismatches.set(claimKey(sent.identity, sent.claim), Math.abs(real - sent.projected));
+    const counter = sent.claim === 'server' ? 'server' : sent.measure.counter;
+    return { event: 'count_mismatch', session: this.session, model: sent.identity.model, provider: sent.identity.provider, source: sent.claim, counter, real, projected: sent.projected, est: sent.est };
+  }
+
+  /**
+   * Where the projection comes from, and its band: the server's count of
+   * this payload (or of the one before it, plus what changed since), else
+   * the anchor plus what changed since, else the estimate of the whole.
+   */
+  private sourced(identity: Identity, measure: PayloadMeasure, projection: Projection, estimate: Estimate): { projection: GateProjection; claim?: Claim } {
+    const base = { ...projection, ...estimate.label };
+    const server = this.fromServer(identity, measure, projection, estimate);
+    if (server) return { projection: { ...base, projected: server.projected, source: 'server', band: server.band }, claim: server.band === 0 ? 'server' : undefined };
+    if (projection.anchored) {
+      const band = estimate.since ? this.changeBand(identity, measure, estimate.since, estimate.calibration) : estimate.totalBand;
+      return { projection: { ...base, source: 'anchored', band }, ...(band === 0 && estimate.exact ? { claim: 'tokenizer' as const } : {}) };
+    }
+    const exact = estimate.exact && estimate.totalBand === 0;
+    const family = exact ? FAMILY_NAMES[measure.counter as TemplateFamily] : undefined;
+    return { projection: { ...base, source: exact ? 'tokenizer' : 'estimate', band: estimate.totalBand, ...(family ? { family } : {}) }, ...(exact ? { claim: 'tokenizer' as const } : {}) };
+  }
+
+  /** The server's newest count, when it is of this payload or of one this payload continues, and no anchor is newer. */
+  private fromServer(identity: Identity, measure: PayloadMeasure, projection: Projection, estimate: Estimate): { projected: number; band: number } | undefined {
+    const count = this.serverCount;
+    if (!count || !sameIdentity(count.identity, identity)) return undefined;
+    const since = measure.since(count.mark);
+    if (!since) return undefined;
+    const anchorMark = projection.anchor?.mark;
+    if (anchorMark && anchorMark.epoch === count.mark.epoch && anchorMark.messages > count.mark.messages) return undefined;
+    const delta = estimate.calibration ? estimate.calibration.delta(since.features) + (since.constants ?? 0) : since.tokens;
+    const unchanged = since.tokens === 0 && since.parts.length === 0 && measure.mark.messages === count.mark.messages;
+    const mismatch = this.mismatches.get(claimKey(identity, 'server'));
+    const band = (unchanged ? 0 : this.changeBand(identity, measure, since, estimate.calibration)) + (mismatch === undefined ? 0 : 2 * mismatch);
+    return { projected: Math.max(0, Math.round(count.real + delta)), band: Math.ceil(band) };
+  }
+
+  /** The band of the estimate of a change: 0 when the model's own tokenizer counted it and its claim holds. */
+  private changeBand(identity: Identity, measure: PayloadMeasure, since: PayloadChange, calibration: Calibration | undefined): number {
+    if (calibration) return Math.ceil(calibration.bandOfChange(since.features));
+    const size = Math.abs(since.tokens);
+    if (!isFamily(measure.counter)) return Math.ceil(RECIPE_SPREAD * size + (since.features[MESSAGES] ?? 0));
+    const mismatch = this.mismatches.get(claimKey(identity, 'tokenizer'));
+    return Math.ceil((measure.pending > 0 ? PENDING_SPREAD * size : 0) + (mismatch === undefined ? 0 : 2 * mismatch));
+  }
+
+  /** The band of a whole payload's estimate without an anchor. */
+  private totalBand(identity: Identity, measure: PayloadMeasure, est: number, calibration: Calibration | undefined): number {
+    if (calibration) return Math.ceil(calibration.bandOfTotal(measure.features, measure.mark.tools.tokens));
+    if (!isFamily(measure.counter)) return Math.ceil(RECIPE_SPREAD * est + 0.1 * measure.mark.tools.tokens);
+    const mismatch = this.mismatches.get(claimKey(identity, 'tokenizer'));
+    return Math.ceil((measure.pending > 0 ? PENDING_SPREAD * est : 0) + (mismatch === undefined ? 0 : 2 * mismatch));
+  }
+
   /** What the warning says, while there is one: usage stopped, or this server never reports it. */
   private warningKind(): WarningKind | undefined {
     if (!this.warning) return undefined;
@@ -195,7 +300,7 @@ export class ContextGate {
    * provider's counts refine it), on the change since the anchor and on the
    * whole payload; otherwise the measure's own counts.
    */
-  private estimate(identity: Identity, measure: PayloadMeasure, committing: boolean) {
+  private estimate(identity: Identity, measure: PayloadMeasure, committing: boolean): Estimate {
     const calibration = measure.counter === 'heuristic' ? this.calibrationFor(identity, committing) : undefined;
     // What no text carries (the reply's priming, names, the tool definitions' frames) is added as it is: the rates scale texts.
     const est = calibration ? calibration.total(measure.features) + (measure.constants ?? 0) : measure.tokens;
@@ -206,7 +311,16 @@ export class ContextGate {
       : { est };
     const estimator: EstimatorKind = !calibration ? 'tokenizer' : calibration.calibrated ? 'calibrated heuristic' : 'heuristic';
     const pair = calibration && since ? { features: since.features, constants: since.constants ?? 0 } : undefined;
-    return { request, pair, label: { estimator, counter: measure.counter, pending: measure.pending } };
+    const exact = isFamily(measure.counter) && !this.mismatches.has(claimKey(identity, 'tokenizer'));
+    return {
+      request,
+      pair,
+      label: { estimator, counter: measure.counter, pending: measure.pending },
+      calibration,
+      ...(since ? { since } : {}),
+      exact,
+      totalBand: this.totalBand(identity, measure, est, calibration),
+    };
   }
 
   private calibrationFor(identity: Identity, committing: boolean): Calibration {
@@ -233,4 +347,24 @@ export class ContextGate {
     this.ests.last = est;
     if (this.ests.values.length > WINDOW_ESTS) this.ests.values.splice(0, this.ests.values.length - WINDOW_ESTS);
   }
+}
+
+/** The payload in the gate's units, and what its band is built from. */
+interface Estimate {
+  readonly request: RequestEstimate;
+  readonly pair?: { readonly features: readonly number[]; readonly constants: number };
+  readonly label: { readonly estimator: EstimatorKind; readonly counter: string; readonly pending: number };
+  readonly calibration: Calibration | undefined;
+  readonly since?: PayloadChange;
+  /** The model's own tokenizer counts, and no usage has contradicted it. */
+  readonly exact: boolean;
+  readonly totalBand: number;
+}
+
+function isFamily(counter: string): boolean {
+  return TEMPLATE_FAMILIES.includes(counter as TemplateFamily);
+}
+
+function claimKey(identity: Identity, claim: Claim): string {
+  return `${identity.provider}\0${identity.model}\0${claim}`;
 }

@@ -1,7 +1,7 @@
 import type { DriftTotals } from './driftEvents';
 import type { EstimatorKind } from './estimator';
 import type { AnchorChange } from './gateState';
-import type { GateProjection } from './gate';
+import type { CountSource, GateProjection } from './gate';
 import type { UnanchoredReason, WarningKind } from './transitions';
 
 /** What the status bar and the chat show about the context. */
@@ -28,6 +28,11 @@ export interface GaugeState {
   readonly change?: AnchorChange;
   /** What the tool definitions take of every request, and each MCP server's part of it. */
   readonly tools?: ToolShare;
+  /** Where the number comes from, and the half-width of its band in tokens (0: exact); see bandLabel. */
+  readonly source?: CountSource;
+  readonly band?: number;
+  /** The family whose tokenizer counted it (`tokenizer`): "Qwen3". */
+  readonly family?: string;
 }
 
 /** The tool definitions' tokens (counted when the list changes, never per request). */
@@ -66,6 +71,9 @@ export function gaugeOf(
     ...(projection.warningKind ? { warningKind: projection.warningKind } : {}),
     ...(projection.change ? { change: projection.change } : {}),
     ...(tools && tools.count > 0 ? { tools } : {}),
+    source: projection.source,
+    band: projection.band,
+    ...(projection.family ? { family: projection.family } : {}),
   };
 }
 
@@ -75,8 +83,24 @@ const WINDOW_SOURCES = {
   default: 'the default of candor.contextWindow',
 } as const;
 
+/** The percentage the status bar shows: of the band's upper edge, so an estimate errs toward full. */
 export function percentOf(state: GaugeState): number {
-  return state.window > 0 ? Math.round((state.projected / state.window) * 100) : 0;
+  return state.window > 0 ? Math.round(((state.projected + bandOf(state)) / state.window) * 100) : 0;
+}
+
+function bandOf(state: GaugeState): number {
+  return Math.max(0, state.band ?? 0);
+}
+
+/**
+ * A half-width as the gauge writes it, in the unit of the number it bounds
+ * (`±0.9K` beside 47.2K, `±40` beside 950), rounded up, never down.
+ */
+export function halfWidthText(band: number, projected: number): string {
+  if (projected < 1000 || band < 1) return String(Math.ceil(band));
+  if (band >= 1_000_000) return `${Math.ceil(band / 100_000) / 10}M`;
+  const k = Math.ceil(band / 100) / 10;
+  return `${k >= 100 ? Math.ceil(k) : k}K`;
 }
 
 /** 47213 → "47.2K", 128000 → "128K", 950 → "950". */
@@ -90,15 +114,47 @@ export function compactNumber(n: number): string {
   return `${Number.isInteger(m) ? m : m.toFixed(1).replace(/\.0$/, '')}M`;
 }
 
-/** The status bar text users and tests rely on: `$(pulse) 37% 47.2K/128K`. */
+/** The status bar text users and tests rely on: `$(pulse) 37% 47.2K/128K`; an estimate `$(pulse) 37% ≈47.2K/128K`. */
 export function gaugeText(state: GaugeState): string {
-  return `$(pulse) ${percentOf(state)}% ${compactNumber(state.projected)}/${compactNumber(state.window)}`;
+  const approx = bandOf(state) > 0 ? '≈' : '';
+  return `$(pulse) ${percentOf(state)}% ${approx}${compactNumber(state.projected)}/${compactNumber(state.window)}`;
+}
+
+/**
+ * How the number was had, in the words of the accessibility label and the
+ * tooltip: "counted by the server", "counted with Qwen3's tokenizer",
+ * "anchored" (the provider's last count plus what changed since), or
+ * "estimated, plus or minus 0.9K".
+ */
+export function bandLabel(state: GaugeState): string {
+  const band = bandOf(state);
+  const plusMinus = band > 0 ? `, plus or minus ${halfWidthText(band, state.projected)}` : '';
+  switch (state.source) {
+    case 'server':
+      return `counted by the server${plusMinus}`;
+    case 'tokenizer':
+      return `counted with ${state.family ?? 'the model'}'s tokenizer`;
+    case 'anchored':
+      return `anchored${plusMinus}`;
+    case 'estimate':
+      return `estimated${plusMinus}`;
+    default:
+      return state.anchored ? 'anchored' : 'estimated';
+  }
 }
 
 export function gaugeAccessibilityLabel(state: GaugeState): string {
-  const how = state.anchored ? 'anchored' : 'estimated';
   const warn = state.warning ? ', warning: the provider stopped reporting usage' : '';
-  return `Candor context ${percentOf(state)} percent, ${state.projected} of ${state.window} tokens, ${how}${warn}`;
+  return `Candor context ${percentOf(state)} percent, ${state.projected} of ${state.window} tokens, ${bandLabel(state)}${warn}`;
+}
+
+/** The tooltip's band line: `Count: ≈47.2K ±0.9K (estimated; compaction is tested against 48.1K, the band's upper edge)`. */
+export function bandLine(state: GaugeState): string {
+  const band = bandOf(state);
+  if (band === 0) return `Count: ${compactNumber(state.projected)}, exact (${bandLabel(state)})`;
+  const upper = compactNumber(state.projected + band);
+  const lower = compactNumber(Math.max(0, state.projected - band));
+  return `Count: ≈${compactNumber(state.projected)} ±${halfWidthText(band, state.projected)} (${bandLabel(state)}: between ${lower} and ${upper}; compaction is tested against ${upper})`;
 }
 
 export function gaugeTooltip(state: GaugeState): string {
@@ -110,6 +166,7 @@ export function gaugeTooltip(state: GaugeState): string {
     `Estimate now: ${state.estimate.toLocaleString('en-US')}`,
     `Compaction threshold: ${state.thresholdPercent}%`,
   ];
+  if (state.source) lines.splice(1, 0, bandLine(state));
   if (state.windowSource) lines.splice(1, 0, windowLine(state));
   if (state.estimator) lines.push(estimatorLine(state.estimator));
   if (!state.anchored && state.unanchoredBecause) lines.push(`Estimated: ${UNANCHORED[state.unanchoredBecause]}`);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { contentText, type ChatMessage } from '../messages';
+import { contentText, type ChatMessage, type ToolSpec } from '../messages';
+import type { ChatFrames } from './chatFrames';
 import type { TokenCounter } from './estimator';
 import { ExactCounts, type Counted } from './exactCounts';
 import { MESSAGES, UNMEASURED, measureParts, measureText, zeroFeatures } from './heuristic';
@@ -36,6 +37,9 @@ export type { PartMark, PayloadChange, PayloadMark, PayloadMeasure, ToolCounts }
 interface Message extends Counted {
   /** Index in the current history, -1 once a compaction removed it. */
   slot: number;
+  /** The template it was framed by, and the message before it then (a frame may depend on it). */
+  readonly framedBy?: string;
+  readonly after?: ChatMessage;
 }
 
 /** A text sent beside the history: the system message (one member), or the tool list (one per definition, then the list's frame). */
@@ -71,7 +75,9 @@ export class PayloadLedger {
   private roughChars = 0;
   private nextToMeasure = -1;
   private warming: Promise<void> | undefined;
-  private readonly known = new WeakMap<ChatMessage, Message>();
+  private known = new WeakMap<ChatMessage, Message>();
+  /** The chat template of the counter in use, when it has one: messages are counted as it frames them. */
+  private frames: ChatFrames | undefined;
   /** System prompts by their text, tool lists by their rendering's key; the newest few of each. */
   private readonly systems = new Map<string, Part>();
   private readonly toolLists = new Map<string, Part>();
@@ -91,6 +97,7 @@ export class PayloadLedger {
   useCounter(counter: TokenCounter | undefined): void {
     if (counter?.name === this.exact.counter?.name) return;
     this.exact.use(counter);
+    if (counter?.frames?.family !== this.frames?.family) this.reframe(counter?.frames);
     this.retotal();
     if (counter) {
       this.exact.background = this.list.filter((message): message is Message => message !== undefined);
@@ -136,7 +143,7 @@ export class PayloadLedger {
    * provider's family; '' when the request sends none.
    */
   measure(system: string, tools: ToolRendering | '' = ''): PayloadMeasure {
-    const systemPart = this.systemPart(system);
+    const systemPart = this.systemPart(system, tools !== '' && tools.tools.length > 0);
     const toolsPart = this.toolsPart(tools);
     const features = [...this.features];
     addInto(features, systemPart.features);
@@ -144,9 +151,11 @@ export class PayloadLedger {
     const mark: PayloadMark = { epoch: this.epoch, messages: this.list.length, system: this.markOf(systemPart), tools: this.markOf(toolsPart) };
     features[UNMEASURED] = (features[UNMEASURED] ?? 0) + this.roughChars;
     features[MESSAGES] = (features[MESSAGES] ?? 0) + this.unmeasured;
+    // A template's reply priming is part of its system turn's texts.
+    const priming = this.frames ? 0 : REPLY_PRIMING;
     return {
-      tokens: this.tokens + this.roughTokens + mark.system.tokens + mark.tools.tokens + REPLY_PRIMING,
-      constants: this.constants + systemPart.constants + toolsPart.constants + REPLY_PRIMING,
+      tokens: this.tokens + this.roughTokens + mark.system.tokens + mark.tools.tokens + priming,
+      constants: this.constants + systemPart.constants + toolsPart.constants + priming,
       features,
       counter: this.exact.counter?.name ?? 'heuristic',
       pending: this.pending + this.unmeasured + this.inexact(systemPart) + this.inexact(toolsPart),
@@ -197,42 +206,69 @@ export class PayloadLedger {
   }
 
   private entry(message: ChatMessage, slot: number): Message {
+    const after = this.frames ? this.messages[slot - 1] : undefined;
     let entry = this.known.get(message);
-    if (!entry) {
+    if (!entry || entry.after !== after) {
       const parts = messageParts(message);
       const measured = measureParts(parts);
       const overhead = messageOverhead(message);
       // The heuristic adds the per-message frame itself; a name's token comes on top.
-      entry = { parts, overhead, heuristic: measured.heuristic + overhead - PER_MESSAGE_OVERHEAD, features: measured.features, slot };
+      const heuristic = measured.heuristic + overhead - PER_MESSAGE_OVERHEAD;
+      // A template's frame: the tokenizer counts the message as the template writes it; the features stay those of its texts.
+      const framed = this.frames?.message(message, after);
+      entry = framed
+        ? { parts: framed.texts, overhead: framed.overhead, heuristic, features: measured.features, slot, framedBy: this.frames?.family, after }
+        : { parts, overhead, heuristic, features: measured.features, slot };
       this.known.set(message, entry);
     }
     entry.slot = slot;
     return entry;
   }
 
-  /** The system message of a text; none for an empty one (nothing is sent for it). */
-  private systemPart(text: string): Part {
-    const found = this.systems.get(text);
+  /** Another chat template (or none): every message, system turn and tool list is framed anew. */
+  private reframe(frames: ChatFrames | undefined): void {
+    this.frames = frames;
+    this.known = new WeakMap();
+    this.systems.clear();
+    this.toolLists.clear();
+    if (this.list.some((message) => message !== undefined)) this.reset(this.messages, this.epoch);
+  }
+
+  /**
+   * The system message of a text; none for an empty one (nothing is sent for
+   * it). Under a chat template, the system turn as it writes it, and the
+   * reply's priming; `tools` says whether definitions follow in that turn.
+   */
+  private systemPart(text: string, tools: boolean): Part {
+    const frames = this.frames;
+    const cacheKey = frames ? `${frames.family}:${tools ? 't' : 'n'}:${text}` : text;
+    const found = this.systems.get(cacheKey);
     if (found) return found;
     const features = zeroFeatures();
     const members: Counted[] = [];
-    if (text !== '') {
+    if (frames) {
+      const framed = frames.system(text, tools);
+      features[MESSAGES] = 1;
+      members.push(countedOf(framed.texts, framed.overhead, features));
+    } else if (text !== '') {
       features[MESSAGES] = 1;
       members.push(countedOf(['system', text], PER_MESSAGE_OVERHEAD, features));
     }
-    const key = createHash('sha1').update(`s${text}`).digest('base64').slice(0, 16);
+    const key = createHash('sha1').update(frames ? `s${cacheKey}` : `s${text}`).digest('base64').slice(0, 16);
     // Its frame is the `messages` feature's.
-    return this.remember(this.systems, text, { key, members, features, constants: 0 });
+    return this.remember(this.systems, cacheKey, { key, members, features, constants: frames ? members.reduce((n, m) => n + m.overhead, 0) : 0 });
   }
 
   /** A rendered tool list: one member per definition, then the list's frame. */
   private toolsPart(tools: ToolRendering | ''): Part {
     const none = tools === '' || tools.tools.length === 0;
-    const key = none ? NO_TOOLS : tools.key;
+    const frames = this.frames;
+    const key = none ? NO_TOOLS : frames ? `${frames.family}:${tools.key}` : tools.key;
     const found = this.toolLists.get(key);
     if (found) return found;
     const features = zeroFeatures();
-    const members = none ? [] : [...tools.tools, tools.list].map((item) => countedOf(item.texts, item.overhead, features));
+    const items = none ? [] : frames ? framedTools(frames, tools.specs) : [...tools.tools, tools.list];
+    const members = items.map((item) => countedOf(item.texts, item.overhead, features));
     const constants = members.reduce((n, member) => n + member.overhead, 0);
     return this.remember(this.toolLists, key, { key, members, features, constants });
   }
@@ -346,6 +382,12 @@ export class PayloadLedger {
       if (!wasExact) this.pending--;
     }
   }
+}
+
+/** A tool list as a template writes it: each definition, then the list's frame (the order `toolCounts` reads). */
+function framedTools(frames: ChatFrames, specs: readonly ToolSpec[]): { texts: readonly string[]; overhead: number }[] {
+  const framed = frames.tools(specs);
+  return [...framed.tools.map((tool) => ({ texts: tool.texts, overhead: 0 })), framed.list];
 }
 
 /** Characters of a message, without reading them: what it counts by until it is measured. */

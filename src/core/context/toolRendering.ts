@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ToolSpec } from '../messages';
 import type { Identity } from './driftEvents';
+import { templateJson } from './chatFrames';
 import { encodingForModel } from './estimator';
 
 /**
@@ -15,18 +16,20 @@ import { encodingForModel } from './estimator';
  *   `key:type:description`, each enum value, and the constants of the
  *   `# Tools` / `namespace functions` frame. Hosted OpenAI-compatible models
  *   and the embedded offline provider.
- * - `llama`: the Llama 3.1+ chat template as llama.cpp, LM Studio and vLLM
- *   apply it (Jinja `tojson(indent=4)`): each definition as JSON indented by
- *   4, after the template's instruction.
- * - `json`: one line of JSON per definition inside the template's tags: the
- *   other local templates (Qwen 2.5, Hermes, Mistral), and every model on
- *   Ollama, whose Go templates print a definition as compact JSON.
+ * - `json`: one line of JSON per definition inside the template's tags, as
+ *   Jinja's `tojson` writes it (`", "` and `": "` between items): the local
+ *   servers that apply a model's Jinja template (llama.cpp, LM Studio, vLLM)
+ *   to a model whose family Candor does not ship a template of.
+ * - `ollama`: the same, as compact JSON: Ollama's Go templates print a
+ *   definition that way.
  *
- * What a template adds beyond this is the provider's own; the calibration's
- * offset learns it for a model with no known tokenizer.
+ * A family Candor ships (Qwen3, Llama 3, DeepSeek V3) is framed by its own
+ * template instead (chatFrames.ts). What a template adds beyond this is the
+ * provider's own; the calibration's offset learns it for a model with no
+ * known tokenizer, and the band says how far off it may be.
  */
 
-export type ToolFamily = 'openai' | 'llama' | 'json';
+export type ToolFamily = 'openai' | 'json' | 'ollama';
 
 /** One definition: the texts the provider tokenizes, and the tokens of its frame. */
 export interface RenderedTool {
@@ -38,6 +41,8 @@ export interface RenderedTool {
 /** A tool list rendered once for a family: built when the list changes, never per request. */
 export interface ToolRendering {
   readonly family: ToolFamily;
+  /** The definitions rendered: a counter with a chat template of its own frames them its way (chatFrames.ts). */
+  readonly specs: readonly ToolSpec[];
   /** A hash of what was rendered: an anchor's mark keeps it, never the text. */
   readonly key: string;
   readonly tools: readonly RenderedTool[];
@@ -54,9 +59,6 @@ const ENUM_INIT = -3;
 const ENUM_ITEM = 3;
 const FUNC_END = 12;
 
-const LLAMA_INSTRUCTION =
-  'Environment: ipython\nGiven the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\n'
-  + 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.\n\n';
 const JSON_INSTRUCTION =
   '# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n</tools>\n\n'
   + 'For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
@@ -67,18 +69,19 @@ const LOOPBACK_SLUG = /^(127-|localhost(-|$)|0-0-0-0(-|$)|-1-)/;
 const OLLAMA_SLUG = /-11434$/;
 
 /**
- * The family of a request's identity, from the provider slug and the model
- * name alone, in this order: an OpenAI model counts by OpenAI's recipe
- * wherever it is served from (a proxy on loopback included); any model on
- * Ollama's port by compact JSON; a Llama model elsewhere by its Jinja
- * template; any other model on a loopback server by the JSON its template
- * inlines; everything else (hosted endpoints, the offline provider) by
- * OpenAI's recipe, the documented one.
+ * The family of a request's identity, in this order: an OpenAI model counts
+ * by OpenAI's recipe wherever it is served from (a proxy on loopback
+ * included); any model on Ollama's port by compact JSON; any other model on
+ * a loopback server by the JSON its template inlines; everything else
+ * (hosted endpoints, the offline provider) by OpenAI's recipe, the
+ * documented one. Nothing is read from the rest of the model's name: a
+ * model id is often a file path, and a Qwen3 file under a `llama.cpp/`
+ * folder is no Llama (the family comes from the server's own metadata,
+ * provider/serverFamily.ts).
  */
 export function toolFamilyOf(identity: Identity): ToolFamily {
   if (encodingForModel(identity.model)) return 'openai';
-  if (OLLAMA_SLUG.test(identity.provider)) return 'json';
-  if (/llama/i.test(identity.model)) return 'llama';
+  if (OLLAMA_SLUG.test(identity.provider)) return 'ollama';
   return LOOPBACK_SLUG.test(identity.provider) ? 'json' : 'openai';
 }
 
@@ -87,14 +90,12 @@ export function renderTools(family: ToolFamily, specs: readonly ToolSpec[], mode
   const funcInit = encodingForModel(model) === 'cl100k_base' ? FUNC_INIT_CL100K : FUNC_INIT_O200K;
   const tools = specs.map((spec): RenderedTool => {
     if (family === 'openai') return openAiTool(spec, funcInit);
-    return { name: spec.function.name, texts: [family === 'llama' ? `${JSON.stringify(spec, null, 4)}\n\n` : `${JSON.stringify(spec)}\n`], overhead: 0 };
+    return { name: spec.function.name, texts: [`${family === 'ollama' ? JSON.stringify(spec) : templateJson(spec)}\n`], overhead: 0 };
   });
-  const list = specs.length === 0
-    ? { texts: [], overhead: 0 }
-    : family === 'openai' ? { texts: [], overhead: FUNC_END } : { texts: [family === 'llama' ? LLAMA_INSTRUCTION : JSON_INSTRUCTION], overhead: 0 };
+  const list = specs.length === 0 ? { texts: [], overhead: 0 } : family === 'openai' ? { texts: [], overhead: FUNC_END } : { texts: [JSON_INSTRUCTION], overhead: 0 };
   const hash = createHash('sha1').update(`${family}:${funcInit}`);
   for (const tool of tools) hash.update(`\0${tool.overhead}\0${tool.texts.join('\0')}`);
-  return { family, key: specs.length === 0 ? '' : hash.digest('base64').slice(0, 16), tools, list };
+  return { family, specs, key: specs.length === 0 ? '' : hash.digest('base64').slice(0, 16), tools, list };
 }
 
 /** The cookbook's per-function count: trailing full stops of descriptions dropped, as the recipe does. */

@@ -168,6 +168,8 @@ export interface SentEstimate {
   readonly mark?: PayloadMark;
   /** Estimates of the requests sent while the window was open (kept in memory only). */
   readonly windowEsts: readonly number[];
+  /** The half-width of the band around `est` (band.ts); 0 for a count claimed exact. */
+  readonly band?: number;
 }
 
 /** `suspect`: a count that is not an anchor (below half the estimate, or the window itself). */
@@ -278,5 +280,7 @@ function drift(session: string, window: LossWindow, identity: Identity, real: nu
     window_max_est: window.maxEst,
     window_requests: window.requests,
     window_ests: [...sent.windowEsts],
+    band: sent.band ?? 0,
+    held: Math.abs(real - sent.est) <= (sent.band ?? 0),
   };
 }

@@ -315,7 +315,9 @@ export class ChatController extends Disposable {
       driftLog: this.driftLog,
       summaryModel: this.deps.providers,
       identity: () => this.deps.providers.identity(),
-      tokenizer: (model) => this.deps.estimators.counterFor(model),
+      // The family from the server's own metadata, never from the model's name (docs/architecture.md, "Exact counts").
+      tokenizer: (model) => this.deps.estimators.counterFor(model, this.deps.providers.familyFacts(model)?.family),
+      serverCount: (identity) => this.deps.providers.promptCount(identity),
       provider: () => this.deps.providers.handle(),
       settings: () => this.chatSettings(),
       prompt: this.deps.prompt,

@@ -1,30 +1,35 @@
-import { counterKindForModel, type TiktokenEncodingName, type TokenCounter } from '../../core/context';
-import { Llama3Counter } from '../../core/context/tokenizer/llama3';
+import { encodingForModel, type TiktokenEncodingName, type TokenCounter } from '../../core/context';
+import type { TemplateFamily } from '../../core/context/chatFrames';
+import { FamilyTokenizer, type FamilyModules } from '../../core/context/tokenizer/familyTokenizer';
 import { WorkerTokenizer, type TokenizerModules } from '../../core/context/tokenizer/workerTokenizer';
 
 /**
- * One js-tiktoken worker thread per encoding, started on first use, so that
- * loading its tables never blocks the extension host; a Llama 3 model is
- * counted through cl100k's (tokenizer/llama3.ts). A model with no known
- * tokenizer gets none: the conversation counts it with the heuristic,
- * calibrated against the provider's own counts.
+ * One tokenizer worker thread per encoding or family, started on first use,
+ * so that loading its tables never blocks the extension host. A model whose
+ * server says it is of a family Candor ships (Qwen3, Llama 3, DeepSeek V3)
+ * is counted with that family's own tokenizer and template; an OpenAI model
+ * with its encoding; any other gets none: the conversation counts it with
+ * the heuristic, calibrated against the provider's own counts, with a band.
  */
 export class Estimators {
   private readonly workers = new Map<TiktokenEncodingName, WorkerTokenizer>();
-  private llama3: Llama3Counter | undefined;
+  private readonly families = new Map<TemplateFamily, FamilyTokenizer>();
 
-  constructor(private readonly modules: TokenizerModules) {}
+  constructor(
+    private readonly modules: TokenizerModules,
+    private readonly familyModules?: FamilyModules,
+  ) {}
 
   /** The tokenizer for a model, started in the background. */
-  warm(model: string): void {
-    this.counterFor(model);
+  warm(model: string, family?: TemplateFamily): void {
+    this.counterFor(model, family);
   }
 
-  /** The tokenizer of a model, or undefined when it is not known. */
-  counterFor(model: string): TokenCounter | undefined {
-    const kind = counterKindForModel(model);
-    if (kind === 'llama3') return (this.llama3 ??= new Llama3Counter(this.worker('cl100k_base')));
-    return kind ? this.worker(kind) : undefined;
+  /** The tokenizer of a model (`family`: what its server's metadata says), or undefined when it is not known. */
+  counterFor(model: string, family?: TemplateFamily): TokenCounter | undefined {
+    if (family && this.familyModules) return this.family(family, this.familyModules);
+    const encoding = encodingForModel(model);
+    return encoding ? this.worker(encoding) : undefined;
   }
 
   /** Token counts of plain texts (the offline provider's usage numbers). */
@@ -35,6 +40,16 @@ export class Estimators {
 
   dispose(): void {
     for (const worker of this.workers.values()) worker.dispose();
+    for (const family of this.families.values()) family.dispose();
+  }
+
+  private family(family: TemplateFamily, modules: FamilyModules): FamilyTokenizer {
+    let found = this.families.get(family);
+    if (!found) {
+      found = new FamilyTokenizer(family, modules);
+      this.families.set(family, found);
+    }
+    return found;
   }
 
   private worker(encoding: TiktokenEncodingName): WorkerTokenizer {

@@ -5,6 +5,8 @@ import { identityOf, ModelResolver, type ModelSettings } from '../../core/provid
 import { discoverLocalServers, type DiscoveredServer } from '../../core/provider/discovery';
 import { localServerOf, SERVER_NAMES, type LocalServer } from '../../core/provider/localServers';
 import { ServerWindows, windowInUse, type ServerFacts, type WindowInUse } from '../../core/provider/serverWindow';
+import { readFamilyFacts, type FamilyFacts } from '../../core/provider/serverFamily';
+import { serverPromptCount, type PromptCount } from '../../core/provider/serverCount';
 import { inMemoryUsage, persistedUsage, type KeyValueState } from '../../core/provider/streamUsage';
 import { parseScenario, ScenarioError, type Scenario } from '../../core/offline/scenario';
 import { demoScenario } from '../../core/offline/demoScenario';
@@ -41,6 +43,8 @@ export class Providers implements TextModel {
   /** Windows providers stated in overflow errors, per identity (`provider model`). */
   private readonly stated = new Map<string, number>();
   private scenarioCache: { file: string; mtimeMs: number; scenario: Scenario | ScenarioError } | undefined;
+  /** What each local server said about each model (docs/architecture.md, "Exact counts"); a server that said nothing is asked again. */
+  private readonly facts = new Map<string, { readonly facts: FamilyFacts; readonly count?: PromptCount }>();
 
   constructor(
     private readonly settings: () => CandorSettings,
@@ -87,8 +91,24 @@ export class Providers implements TextModel {
     const model = await this.resolver.resolve(settings);
     const local = this.localServer();
     if (!local) return model;
-    if (!this.windows.known(local, model.identity.model)) await this.readWindow(local, model.identity.model);
+    const reads: Promise<void>[] = [];
+    if (!this.windows.known(local, model.identity.model)) reads.push(this.readWindow(local, model.identity.model));
+    if (!this.facts.has(factsKey(local, model.identity.model))) reads.push(this.readFacts(local, model.identity.model));
+    await Promise.all(reads);
     return this.watch(model, local);
+  }
+
+  /** What the local server in use said about a model: its family, and whether it counts prompts itself. */
+  familyFacts(model: string, settings = this.settings()): FamilyFacts | undefined {
+    const local = this.localServer(settings);
+    return local ? this.facts.get(factsKey(local, model))?.facts : undefined;
+  }
+
+  /** The local server's own prompt count for the identity in use, when it has one. */
+  promptCount(identity: Identity, settings = this.settings()): PromptCount | undefined {
+    const local = this.localServer(settings);
+    if (!local || identity.model !== settings.model) return undefined;
+    return this.facts.get(factsKey(local, identity.model))?.count;
   }
 
   /**
@@ -193,6 +213,17 @@ export class Providers implements TextModel {
     }
   }
 
+  private async readFacts(local: LocalServer, model: string): Promise<void> {
+    const key = local.sendKey ? await this.apiKey() : undefined;
+    const headers = key ? { authorization: `Bearer ${key}` } : undefined;
+    const origin = `http://127.0.0.1:${local.port}`;
+    const facts = await readFamilyFacts(local.kind, origin, model, { signal: AbortSignal.timeout(300), ...(headers ? { headers } : {}) }).catch((): FamilyFacts => ({}));
+    // Nothing said: asked again next time (the server may not be up yet).
+    if (facts.family === undefined && facts.counting === undefined) return;
+    this.facts.set(factsKey(local, model), { facts, ...(facts.counting ? { count: serverPromptCount(facts.counting, origin, model, headers) } : {}) });
+    this.log.info(`${SERVER_NAMES[local.kind]} on port ${local.port}: ${model} is ${facts.family ? `of the ${facts.family} family (from the server's metadata)` : 'of a family Candor has no tokenizer of'}${facts.counting ? '; the server counts prompts itself' : ''}`);
+  }
+
   /** The scenario in force, re-read when its file changes. A broken file is an error the chat shows, never a silent fallback. */
   private scenario(server: { resetCounts(): void } | undefined): Scenario {
     const file = this.settings().scenario;
@@ -229,6 +260,10 @@ export function providerName(slug: string, baseUrls: readonly string[]): string 
   if (slug === 'offline') return 'the offline demo';
   const url = baseUrls.find((u) => u.trim() !== '' && providerSlug(u) === slug);
   return url === undefined ? slug : hostOf(url);
+}
+
+function factsKey(local: LocalServer, model: string): string {
+  return `${local.kind}|${local.port}|${model}`;
 }
 
 /** The host and port of a base URL, as the address bar shows them (`https://api.openai.com/v1` → `api.openai.com`). */

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type { TiktokenEncodingName, TokenCounter } from '../estimator';
+import { TokenizerThread } from './tokenizerThread';
 
 /**
  * js-tiktoken builds its rank tables in the constructor: about six seconds
@@ -59,8 +59,7 @@ function split(text) {
 }
 parentPort.on('message', ({ id, texts, split: splitting }) => {
   try {
-    if (splitting) parentPort.postMessage({ id, splits: texts.map(split) });
-    else parentPort.postMessage({ id, counts: texts.map(count) });
+    parentPort.postMessage({ id, answer: splitting ? texts.map(split) : texts.map(count) });
   } catch (err) {
     parentPort.postMessage({ id, error: String(err && err.message || err) });
   }
@@ -70,7 +69,7 @@ parentPort.on('message', ({ id, texts, split: splitting }) => {
 /**
  * A text as the encoding splits it before merging: the tokens of its ASCII
  * pieces, and each other piece with its own tokens (for a tokenizer that
- * shares this one's ASCII, tokenizer/llama3.ts).
+ * shares this one's ASCII).
  */
 export interface AsciiSplit {
   readonly ascii: number;
@@ -78,45 +77,20 @@ export interface AsciiSplit {
   readonly tokens: readonly number[];
 }
 
-type Reply = { ready: true } | { failed: string } | { id: number; counts: number[] } | { id: number; splits: AsciiSplit[] } | { id: number; error: string };
 type Answer = number[] | AsciiSplit[];
 
 /** The tokenizer port over js-tiktoken in a worker thread: counts never block the caller's thread. */
 export class WorkerTokenizer implements TokenCounter {
   readonly name: string;
-  readonly ready: Promise<void>;
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (answer: Answer) => void; reject: (err: Error) => void }>();
-  private next = 0;
-  private failure: Error | undefined;
+  private readonly thread: TokenizerThread<Answer>;
 
   constructor(readonly encoding: TiktokenEncodingName, modules: TokenizerModules) {
     this.name = encoding;
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tiktoken: modules.tiktoken, ranks: modules.ranks(encoding) } });
-    // The worker must not keep a CLI or a test process alive on its own.
-    this.worker.unref();
-    this.ready = new Promise<void>((resolve, reject) => {
-      this.worker.on('message', (reply: Reply) => {
-        if ('ready' in reply) resolve();
-        else if ('failed' in reply) {
-          this.failure = new Error(`the ${encoding} tokenizer could not load: ${reply.failed}`);
-          reject(this.failure);
-        } else {
-          const waiter = this.pending.get(reply.id);
-          this.pending.delete(reply.id);
-          if (this.pending.size === 0) this.worker.unref();
-          if ('error' in reply) waiter?.reject(new Error(reply.error));
-          else waiter?.resolve('counts' in reply ? reply.counts : reply.splits);
-        }
-      });
-      this.worker.on('error', (err) => {
-        this.failure = err;
-        reject(err);
-        for (const waiter of this.pending.values()) waiter.reject(err);
-        this.pending.clear();
-      });
-    });
-    this.ready.catch(() => undefined);
+    this.thread = new TokenizerThread(WORKER_SOURCE, { tiktoken: modules.tiktoken, ranks: modules.ranks(encoding) }, `the ${encoding} tokenizer`);
+  }
+
+  get ready(): Promise<void> {
+    return this.thread.ready;
   }
 
   async count(texts: readonly string[]): Promise<number[]> {
@@ -130,18 +104,10 @@ export class WorkerTokenizer implements TokenCounter {
 
   private async ask(texts: readonly string[], split: boolean): Promise<Answer> {
     if (texts.length === 0) return [];
-    await this.ready;
-    if (this.failure) throw this.failure;
-    const id = this.next++;
-    return new Promise<Answer>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      // An answer still owed keeps the process alive; an idle worker does not.
-      this.worker.ref();
-      this.worker.postMessage({ id, texts, split });
-    });
+    return this.thread.ask({ texts, split });
   }
 
   dispose(): void {
-    void this.worker.terminate();
+    this.thread.dispose();
   }
 }

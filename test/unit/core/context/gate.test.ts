@@ -284,6 +284,7 @@ describe('gate/ContextGate', () => {
         loss_model: OPENAI.model, loss_provider: OPENAI.provider,
         real: 1700, est: 1600, delta: 100,
         window_max_est: 1600, window_requests: 1, window_ests: [1600],
+        band: 32, held: false,
       }]);
       assert.deepEqual(events().map((e) => e.event === 'anchor_loss' ? e.reason : e.event), ['no-usage', 'switch', 'anchor_drift']);
     });

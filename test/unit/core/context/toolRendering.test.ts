@@ -166,19 +166,20 @@ describe('gate/tool rendering: tool definitions counted as the provider counts t
     assert.equal(counts.tokens, ledger.measure('', rendering).mark.tools.tokens);
   });
 
-  it('picks the family from the provider slug and the model name', () => {
+  it('picks the family from the provider slug and the OpenAI model names alone: a model path with "llama" in it is no Llama', () => {
     const cases: Array<[string, string, ToolFamily]> = [
       ['api-openai-com', 'gpt-4o', 'openai'],
       ['localhost-4000', 'gpt-4o-mini', 'openai'], // an OpenAI model through a local proxy
       ['offline', 'candor-offline', 'openai'],
       ['api-deepseek-com', 'deepseek-chat', 'openai'],
       ['openrouter-ai', 'anthropic/claude-3.5-sonnet', 'openai'],
-      ['127-0-0-1-11434', 'llama3.1:8b', 'json'], // Ollama prints each definition as compact JSON
-      ['127-0-0-1-11434', 'qwen2.5-coder', 'json'],
-      ['127-0-0-1-8080', 'llama-3.1-8b-instruct', 'llama'], // llama.cpp
-      ['127-0-0-1-1234', 'meta-llama-3.1-8b-instruct', 'llama'], // LM Studio
-      ['127-0-0-1-8000', 'meta-llama/Llama-3.1-8B-Instruct', 'llama'], // vLLM
-      ['api-groq-com', 'llama-3.3-70b-versatile', 'llama'],
+      ['127-0-0-1-11434', 'llama3.1:8b', 'ollama'], // Ollama prints each definition as compact JSON
+      ['127-0-0-1-11434', 'qwen2.5-coder', 'ollama'],
+      // llama.cpp names a model by its file path: a Qwen3 under a llama.cpp folder was read as a Llama (+20.5%).
+      ['127-0-0-1-8080', '/home/u/llama.cpp/models/Qwen3-8B-Q4_K_M.gguf', 'json'],
+      ['127-0-0-1-8080', 'llama-3.1-8b-instruct', 'json'], // the family of a local model comes from the server's metadata
+      ['127-0-0-1-1234', 'meta-llama-3.1-8b-instruct', 'json'],
+      ['api-groq-com', 'llama-3.3-70b-versatile', 'openai'],
       ['127-0-0-1-8000', 'Qwen/Qwen2.5-7B-Instruct', 'json'],
       ['localhost-8080', 'mistral-small', 'json'],
       ['-1-8080', 'phi-4', 'json'], // [::1]
@@ -186,18 +187,15 @@ describe('gate/tool rendering: tool definitions counted as the provider counts t
     for (const [provider, model, family] of cases) assert.equal(toolFamilyOf({ provider, model }), family, `${model} @ ${provider}`);
   });
 
-  it('a Llama template inlines each schema indented by 4: it counts more than OpenAI\'s rendering, and nothing of the schema is lost', () => {
-    const llama = renderTools('llama', CANDOR_TOOLS);
-    for (const [i, tool] of llama.tools.entries()) {
+  it('a Jinja template writes each definition as tojson does, with ", " and ": ": Ollama\'s Go templates compactly', () => {
+    const local = new ToolRenderings().of({ provider: '127-0-0-1-8080', model: 'model.gguf' }, CANDOR_TOOLS);
+    for (const [i, tool] of local.tools.entries()) {
       const text = tool.texts.join('');
-      assert.match(text, /^\{\n {4}"type": "function",\n {4}"function": \{\n {8}"name": /);
+      assert.match(text, /^\{"type": "function", "function": \{"name": /);
       assert.deepEqual(JSON.parse(text), CANDOR_TOOLS[i]);
     }
-    const ledger = new PayloadLedger();
-    const local = { provider: '127-0-0-1-8080', model: 'llama-3.1-8b-instruct' };
-    const llamaTokens = ledger.measure('', new ToolRenderings().of(local, CANDOR_TOOLS)).mark.tools.tokens;
-    const openAiTokens = ledger.measure('', renderTools('openai', CANDOR_TOOLS)).mark.tools.tokens;
-    assert.ok(llamaTokens > 1.5 * openAiTokens, `Llama ${llamaTokens}, OpenAI ${openAiTokens}`);
+    const ollama = new ToolRenderings().of({ provider: '127-0-0-1-11434', model: 'qwen3:8b' }, CANDOR_TOOLS);
+    assert.match(ollama.tools[0]?.texts[0] ?? '', /^\{"type":"function","function":\{"name":/);
   });
 
   it('the list is rendered once while it is unchanged, and again when a tool or the family changes', () => {
@@ -209,7 +207,7 @@ describe('gate/tool rendering: tool definitions counted as the provider counts t
     assert.notEqual(fewer, first);
     assert.notEqual(fewer.key, first.key);
     const local = renderings.of({ provider: '127-0-0-1-8080', model: 'llama-3.1-8b-instruct' }, CANDOR_TOOLS.slice(1));
-    assert.equal(local.family, 'llama');
+    assert.equal(local.family, 'json');
     // gpt-4 (cl100k) opens each function with 10 tokens, gpt-4o with 7.
     const cl100k = renderings.of(openai('gpt-4'), CANDOR_TOOLS.slice(1));
     assert.equal(cl100k.tools[0]?.overhead, (fewer.tools[0]?.overhead ?? 0) + 3);
