@@ -30,7 +30,7 @@ export function openConversation(session: Session, ports: ConversationPorts): Co
     ...deps,
     session,
     gate: new ContextGate({ session: session.id, sink: driftLog, state: isGateState(stored) ? stored : undefined }),
-    driftTotals: () => driftLog.readDrift().totals,
+    driftTotals: () => driftLog.readDrift().summary,
     compactor: sessionCompactor(textModelSummarizer(summaryModel)),
   });
 }

@@ -4,7 +4,7 @@ import type { PromptSource } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
 import type { ChatModel } from '../provider/chatModel';
 import type { ContextGate } from '../context/gate';
-import type { DriftTotals, Identity } from '../context/driftEvents';
+import type { DriftSummary, Identity } from '../context/driftEvents';
 import type { TokenCounter } from '../context/estimator';
 import type { Compactor } from './compactor';
 import type { ToolHost } from './tools';
@@ -52,7 +52,7 @@ export interface ConversationDeps {
   readonly gate: ContextGate;
   /** The identity requests would have now (settings), for the gauge between requests. */
   readonly identity: () => Identity;
-  readonly driftTotals: () => DriftTotals;
+  readonly driftTotals: () => DriftSummary;
   /**
    * The tokenizer of a model, or undefined for a model with none known. A
    * model without one (or a conversation given none) is counted with the
