@@ -227,6 +227,29 @@ describe('first run: "Get started with Candor" before VS Code\'s own walkthrough
     assert.equal(await onScreen(/^Get Started with VS Code/), false, 'not VS Code\'s own walkthrough first');
     await screenshot(ctx.page, 'first-run-walkthrough');
   });
+
+  it('candor.localServers is a list in the Settings editor, one "PORT KIND" per row, with Add Item', async () => {
+    await runCommand(ctx.page, 'Preferences: Open Settings (UI)');
+    const search = ctx.page.locator('.settings-editor .suggest-input-container textarea, .settings-editor .suggest-input-container input').first();
+    await search.waitFor({ state: 'visible', timeout: 15_000 });
+    await search.fill('candor.localServers');
+    const setting = ctx.page.locator('.settings-editor .setting-item-contents', { hasText: 'Local Servers' }).first();
+    await setting.waitFor({ state: 'visible', timeout: 15_000 });
+    await setting.getByRole('button', { name: 'Add Item' }).waitFor({ state: 'visible', timeout: 10_000 });
+    assert.match(await setting.innerText(), /11434 ollama[\s\S]*1234 lmstudio[\s\S]*8080 llamacpp[\s\S]*8000 vllm/);
+    assert.doesNotMatch(await setting.innerText(), /Edit in settings\.json/, 'not raw JSON only');
+    await screenshot(ctx.page, 'settings-local-servers');
+  });
+
+  it('"Rant saved" says what comes next: Show Rants opens the Rants list', async () => {
+    const frame = await openChat(ctx.page);
+    await sendMessage(ctx.page, '/rant the gauge confused me');
+    const said = await waitForNotification(ctx.page, /^Rant saved\./);
+    assert.match(said, /Rants list[\s\S]*Run Evolution/);
+    await ctx.page.locator('.notifications-toasts .monaco-button', { hasText: 'Show Rants' }).first().click();
+    await eventually(async () => ((await frame.locator('#rants-panel').getAttribute('open')) !== null ? true : undefined), 10_000, 'the Rants list open');
+    assert.match(await frame.locator('#rants-body').innerText(), /the gauge confused me/);
+  });
 });
 
 /** The default ports on this machine that answer with a model list (another engineer's server, say). */
