@@ -182,6 +182,23 @@ describe('a real llama.cpp server, added and used from Select Model alone', func
     }
   });
 
+  it('"Use a base URL…" checks what is typed, lists the endpoint\'s models and writes the URL and the model picked', async () => {
+    await runCommand(ctx.page, 'Candor: Select Model');
+    await quickPickSelect(ctx.page, 'Use a base URL…');
+    const box = ctx.page.locator('.quick-input-widget .quick-input-box input');
+    await box.fill('localhost:1234/v1');
+    await eventually(async () => ((await quickInputPrompt(ctx.page)).message.includes('is not a URL: type it whole') ? true : undefined), 10_000, 'a URL without its scheme is refused as it is typed');
+    const url = `http://localhost:${llama.port}/v1`;
+    await quickInputType(ctx.page, url);
+    await quickPickSelect(ctx.page, 'tiny-qwen3tok-toolcall.gguf', 20_000);
+    await eventually(async () => {
+      const s = userSettings(ctx.vs.userDir);
+      return s['candor.baseUrl'] === url && s['candor.model'] === llama.modelPath ? true : undefined;
+    }, 15_000, 'the URL and the model in the user\'s settings');
+    const frame = await openChat(ctx.page);
+    await eventually(async () => ((await frame.locator('#provider').innerText()) === `tiny-qwen3tok-toolcall.gguf @ localhost:${llama.port}` ? true : undefined), 15_000, 'the header');
+  });
+
   for (const theme of THEMES) {
     it(`axe finds nothing in the header, the tool call row and the drift view: ${theme}`, async () => {
       await runCommand(ctx.page, 'Preferences: Color Theme');

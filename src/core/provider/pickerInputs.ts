@@ -72,12 +72,14 @@ export function withServerAdded(userValue: unknown, defaultValue: unknown, serve
 export function baseUrlProblem(text: string): string | undefined {
   const typed = text.trim();
   if (typed === '') return 'Type the base URL of an OpenAI-compatible API, such as http://127.0.0.1:8081/v1.';
-  let url: URL;
+  // `localhost:1234/v1` parses as a URL of the scheme "localhost:": without "://" it is a URL missing its scheme.
+  let url: URL | undefined;
   try {
-    url = new URL(typed);
+    url = /^[a-z][a-z0-9+.-]*:\/\//i.test(typed) ? new URL(typed) : undefined;
   } catch {
-    return `"${clipTyped(typed)}" is not a URL: type it whole, such as http://127.0.0.1:8081/v1 or https://api.example.com/v1.`;
+    url = undefined;
   }
+  if (!url) return `"${clipTyped(typed)}" is not a URL: type it whole, with http:// or https://, such as http://127.0.0.1:8081/v1.`;
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `Candor talks to a provider over http or https, not ${url.protocol.replace(/:$/, '')}.`;
   if (url.username !== '' || url.password !== '') return 'Leave the user and password out of the URL: settings are not secret. Run "Candor: Set API Key" for the key.';
   if (url.search !== '' || url.hash !== '') return 'Leave out the part after ? or #: Candor adds the API\'s paths (/models, /chat/completions) to the base URL.';

@@ -39,7 +39,8 @@ describe('Select Model: what the user types into "Add a port…" and "Use a base
   it('a base URL: http or https, no credentials, no query; the problem otherwise, with the next step', () => {
     for (const ok of ['http://127.0.0.1:8081/v1', 'https://api.example.com/v1', 'http://localhost:1234/v1/']) assert.equal(baseUrlProblem(ok), undefined, ok);
     assert.match(baseUrlProblem('') ?? '', /Type the base URL/);
-    assert.match(baseUrlProblem('api.example.com/v1') ?? '', /is not a URL: type it whole/);
+    assert.match(baseUrlProblem('api.example.com/v1') ?? '', /is not a URL: type it whole, with http:\/\/ or https:\/\//);
+    assert.match(baseUrlProblem('localhost:1234/v1') ?? '', /"localhost:1234\/v1" is not a URL: type it whole/, 'not "a scheme localhost:"');
     assert.match(baseUrlProblem('ftp://example.com/v1') ?? '', /http or https, not ftp/);
     assert.match(baseUrlProblem('https://user:sk-secret@example.com/v1') ?? '', /Leave the user and password out.*Set API Key/);
     assert.match(baseUrlProblem('https://example.com/v1?key=1') ?? '', /Leave out the part after \? or #/);
