@@ -68,7 +68,7 @@ export function initMessage(session: string, entries: readonly TranscriptEntry[]
     entries,
     more,
     busy: false,
-    provider: { label: 'Offline demo — scripted replies, not a model', model: 'candor-offline', provider: 'offline', offline: true },
+    provider: { label: 'Offline demo — scripted replies, not a model', name: 'candor-offline', host: '', title: 'Offline demo — scripted replies, not a model: candor-offline', model: 'candor-offline', provider: 'offline', offline: true },
     trusted: true,
     welcome: false,
     sessionTitle: 'bench',

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm start`: everything from a fresh clone to Candor running in a real
 # VS Code (code-server) on 127.0.0.1, on a small demo workspace. Runs in the
-# foreground until Ctrl+C. PORT=NNNN picks the port (default 8080, or a free
-# one if that is busy).
+# foreground until Ctrl+C. PORT=NNNN picks the port (default 8642, or a free
+# one if that is busy). Never 8080 by default: that is llama.cpp's own default
+# port, and Candor probes it (and 11434, 1234, 8000) for local model servers.
 #
 # Quiet on purpose: each step says one line, and what the tools print
 # (npm, the code-server install, vsce's file list, code-server's own log)
@@ -84,7 +85,12 @@ code_server=(node "$repo_root/.cache/code-server/node_modules/code-server/out/no
   --config "$config" --user-data-dir "$user_dir" --extensions-dir "$ext_dir")
 quietly "installing the extension" "${code_server[@]}" --install-extension "$vsix" --force
 
-# 6. A port: $PORT, else 8080; if it is taken, any free one.
+# 6. A port: $PORT, else 8642; if it is taken, any free one. None of the
+# ports Candor probes for local model servers (candor.localServers' default,
+# read from package.json): a model server started there with its defaults
+# would clash with code-server, and Candor would probe its own workbench.
+probe_ports="$(node -p 'require("./package.json").contributes.configuration.properties["candor.localServers"].default.map((e) => parseInt(String(e), 10)).join(" ")')"
+is_probe_port() { [[ " $probe_ports " == *" $1 "* ]]; }
 port_is_free() {
   node -e '
     const s = require("net").createServer();
@@ -92,13 +98,20 @@ port_is_free() {
     s.listen(Number(process.argv[1]), "127.0.0.1", () => s.close(() => process.exit(0)));
   ' "$1"
 }
-port="${PORT:-8080}"
+port="${PORT:-8642}"
+if is_probe_port "$port"; then
+  log "warning: port $port is one Candor probes for local model servers ($probe_ports); a model server there would clash with code-server"
+fi
 if ! port_is_free "$port"; then
   taken="$port"
   port="$(node -e '
-    const s = require("net").createServer();
-    s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => console.log(p)); });
-  ')"
+    const probes = process.argv[1].split(" ").map(Number);
+    const pick = () => {
+      const s = require("net").createServer();
+      s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => (probes.includes(p) ? pick() : console.log(p))); });
+    };
+    pick();
+  ' "$probe_ports")"
   log "port $taken is busy; using $port"
 fi
 
@@ -137,11 +150,21 @@ if ! node -e '
 fi
 
 url="http://127.0.0.1:$port/?folder=$workspace"
+if is_probe_port "$port"; then
+  port_note="Port $port is one Candor probes for local model servers ($probe_ports):
+  a model server cannot listen there while code-server does."
+else
+  port_note="Port $port is none of those Candor looks for local model servers on
+  ($probe_ports): start llama.cpp, Ollama, LM Studio or vLLM with their
+  defaults and Select Model (the chat's Model button) finds them."
+fi
 cat <<BANNER
 
-  Candor is running in VS Code (code-server). Open:
+  Candor is running in VS Code (code-server) on port $port. Open:
 
     $url
+
+  $port_note
 
 BANNER
 log "Ctrl+C stops it. The server's log: .cache/start/code-server.log"

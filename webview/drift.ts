@@ -3,9 +3,10 @@ import type { DriftPoint, DriftView } from '../src/protocol/chat';
 const SVG = 'http://www.w3.org/2000/svg';
 
 /**
- * The drift view: how often the provider stopped reporting usage, and how
- * far Candor's estimates were from the provider's own counts when it
- * reported again, in words a person uses and with the exact numbers.
+ * The drift view: how often the model was switched, how often the
+ * provider's count went missing (apart: a switch loses nothing), and how far
+ * Candor's estimates were from the provider's own counts when it counted
+ * again, in words a person uses and with the exact numbers.
  */
 export function renderDrift(root: HTMLElement, drift: DriftView): void {
   root.replaceChildren();
@@ -13,32 +14,39 @@ export function renderDrift(root: HTMLElement, drift: DriftView): void {
   const totals = document.createElement('dl');
   totals.className = 'drift-totals';
   for (const [label, value, title] of [
-    ['Times the provider stopped reporting usage', t.windows, 'Loss windows: each one starts with a reply that brought no usage (or a count too low to trust).'],
-    ['Of those, with a warning', t.warned, 'Loss windows in which the gauge turned to its warning colour.'],
-    ['Times the provider counted again', t.drifts, 'Re-anchored: a later reply brought usage, and the count is the provider\'s again.'],
-    ['Total difference from Candor\'s estimates', `${t.abs_delta_sum.toLocaleString()} tokens`, 'The sum of |delta|: how far each estimate was from the provider\'s count when it counted again.'],
+    ['Model switches', t.switches.toLocaleString(), 'Each switch of model or provider drops the anchor: Candor estimates until the next reply re-anchors. Nothing is lost.'],
+    ['Times the provider\'s count was missing or not trusted', t.losses.toLocaleString(), 'A reply brought no usage, or a count too low to trust: Candor estimated until the provider counted again.'],
+    ['Of those, with a warning', t.warned.toLocaleString(), 'The gauge turned to its warning colour: a reply came without usage.'],
+    ['Times re-anchored', t.drifts.toLocaleString(), 'A later reply brought usage, after a switch or a missing count: the count is the provider\'s again.'],
+    ['Total difference from Candor\'s estimates', `${t.abs_delta_sum.toLocaleString()} ${t.abs_delta_sum === 1 ? 'token' : 'tokens'}`, 'The sum of |delta|: how far each estimate was from the provider\'s count when it counted again.'],
   ] as const) {
+    const row = document.createElement('div');
+    row.className = 'drift-row';
     const dt = document.createElement('dt');
     dt.textContent = label;
     dt.title = title;
     const dd = document.createElement('dd');
-    dd.textContent = value.toLocaleString();
-    totals.append(dt, dd);
+    dd.textContent = value;
+    row.append(dt, dd);
+    totals.append(row);
   }
-  root.append(totals);
-
-  const open = document.createElement('p');
-  open.className = 'drift-open';
-  open.textContent = drift.openWindow
-    ? `The provider has not reported usage since ${drift.openWindow.since} (${drift.openWindow.reason}, ${drift.openWindow.model} @ ${drift.openWindow.provider}): the count is Candor's estimate until it does.`
-    : 'The provider reports usage: the count is anchored to its own numbers.';
-  root.append(open);
+  root.append(totals, openLine(drift.openWindow));
   if (drift.skippedLines > 0) {
     const skipped = document.createElement('p');
-    skipped.textContent = `${drift.skippedLines} unreadable line(s) in drift.jsonl were skipped (the file is kept as it is).`;
+    skipped.textContent = `${drift.skippedLines.toLocaleString()} unreadable ${drift.skippedLines === 1 ? 'line' : 'lines'} in drift.jsonl skipped (the file is kept as it is).`;
     root.append(skipped);
   }
   root.append(...chart(drift.points));
+}
+
+/** What holds now: anchored, a switch waiting for its first reply, or a count missing since when. */
+function openLine(window: DriftView['openWindow']): HTMLElement {
+  const open = document.createElement('p');
+  open.className = 'drift-open';
+  if (!window) open.textContent = 'The count is anchored to the provider\'s own numbers.';
+  else if (window.reason === 'switch') open.textContent = `The model changed at ${window.since} (from ${window.model} @ ${window.provider}): the next reply re-anchors.`;
+  else open.textContent = `The provider's count has been missing or not trusted since ${window.since} (${window.reason}, ${window.model} @ ${window.provider}): the count is Candor's estimate until it counts again.`;
+  return open;
 }
 
 const WIDTH = 320;
@@ -58,7 +66,7 @@ const BOTTOM = 34;
 function chart(points: readonly DriftPoint[]): Element[] {
   if (points.length === 0) {
     const p = document.createElement('p');
-    p.textContent = 'The provider has not yet stopped and then resumed reporting: nothing to chart.';
+    p.textContent = 'Nothing to chart yet: a point appears each time the count re-anchors after a switch or a missing count.';
     return [p];
   }
   const maxDelta = Math.max(1, ...points.map((p) => Math.abs(p.delta)));

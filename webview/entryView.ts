@@ -5,6 +5,7 @@ import { renderProposal } from './proposalView';
 import { renderMarkdown } from './markdown';
 import { copyButton } from './clipboard';
 import { icon } from './icons';
+import { toolCallLabel } from './toolCallLabel';
 
 /** What an entry's buttons do. */
 export interface EntryActions {
@@ -80,7 +81,7 @@ export function renderEntry(el: HTMLElement, entry: TranscriptEntry, shown: Show
       const details = document.createElement('details');
       const summary = document.createElement('summary');
       summary.textContent = entry.kind === 'tool-call'
-        ? `Tool call: ${entry.name} (${entry.args.length} chars)${entry.cut ? ', cut at the output limit, not run' : ''}`
+        ? `${toolCallLabel(entry.name, entry.args)}${entry.cut ? ', cut at the output limit, not run' : ''}`
         : `Tool result: ${entry.name} (${entry.bytes.toLocaleString()} bytes)`;
       const pre = document.createElement('pre');
       pre.textContent = entry.kind === 'tool-call' ? entry.args : entry.text;

@@ -172,6 +172,13 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     case 'focus':
       focusView();
       break;
+    case 'showRants': {
+      showChat();
+      const panel = $<HTMLDetailsElement>('rants-panel');
+      panel.open = true;
+      $('rants-summary').focus();
+      break;
+    }
   }
 });
 
@@ -184,10 +191,21 @@ function setBusy(value: boolean, status?: string): void {
   document.body.classList.toggle('busy', value);
 }
 
-/** The provider as a person names it: the label says host and port (the slug is for data files). */
+/**
+ * The provider as a person names it: the model's short name (never a file
+ * path; cut with an ellipsis rather than widening the view) and the host and
+ * port (the slug is for data files); the full id is in the tooltip.
+ */
 function setProvider(provider: ProviderInfo): void {
-  providerLabel.textContent = provider.offline ? `${provider.label} · ${provider.model}` : provider.label;
-  providerLabel.title = provider.offline ? 'Set candor.baseUrl to use a real provider' : provider.label;
+  if (provider.offline) {
+    providerLabel.textContent = `${provider.label} · ${provider.name}`;
+  } else {
+    const name = document.createElement('span');
+    name.className = 'model-name';
+    name.textContent = provider.name;
+    providerLabel.replaceChildren(name, ` @ ${provider.host}`);
+  }
+  providerLabel.title = provider.title;
   providerLabel.classList.toggle('offline', provider.offline);
 }
 

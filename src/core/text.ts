@@ -9,6 +9,11 @@ export function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
 }
 
+/** "1 time", "3 times", "1,407 tokens": a count with its noun in the number it needs (`many` for an irregular plural). */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`;
+}
+
 /** The first line that is not blank, trimmed and clipped to `max` characters. */
 export function firstLine(text: string, max: number): string {
   const line = text.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';

@@ -10,13 +10,20 @@
 import type { TranscriptEntry } from '../core/session/transcript';
 import type { BusyMessage, DeltaMessage, EntryMessage, GaugeMessage, ReplaceTextMessage } from '../core/chat/viewMessages';
 import type { GaugeState } from '../core/context/gauge';
-import type { DriftTotals } from '../core/context/driftEvents';
+import type { DriftSummary } from '../core/context/driftEvents';
 import type { RantStatus } from '../core/evolution/triage';
 
 export type { TranscriptEntry, GaugeState, ReplaceTextMessage };
 
 export interface ProviderInfo {
+  /** `tiny.gguf @ 127.0.0.1:18200`: the model's short name and where it runs (the offline demo's label offline). */
   readonly label: string;
+  /** The model's short name (src/core/provider/modelName.ts): the header shows it, never a file path. */
+  readonly name: string;
+  /** `127.0.0.1:18200`; '' for the offline demo. */
+  readonly host: string;
+  /** The full model id and where it runs, for the header's tooltip. */
+  readonly title: string;
   readonly model: string;
   readonly provider: string;
   readonly offline: boolean;
@@ -39,7 +46,8 @@ export interface DriftPoint {
 }
 
 export interface DriftView {
-  readonly totals: DriftTotals;
+  /** The totals, with switches counted apart from losses. */
+  readonly totals: DriftSummary;
   readonly openWindow?: { readonly since: string; readonly reason: string; readonly model: string; readonly provider: string };
   readonly points: readonly DriftPoint[];
   readonly skippedLines: number;
@@ -108,7 +116,9 @@ export type HostMessage =
   | { readonly type: 'rants'; readonly rants: readonly RantView[]; readonly runs: readonly RunView[] }
   | { readonly type: 'tools'; readonly tools: ToolsInfo }
   /** A command showed the view: the message box takes the focus. */
-  | { readonly type: 'focus' };
+  | { readonly type: 'focus' }
+  /** "Show Rants" after a rant was saved: the Rants list opens, and takes the focus. */
+  | { readonly type: 'showRants' };
 
 /** What the chat header says of the tools beyond the built-in ones. */
 export interface ToolsInfo {

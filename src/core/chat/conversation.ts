@@ -246,6 +246,7 @@ export class Conversation {
     if (ending.type === 'finish') this.keepReply(flight, ending.reply);
     else if (ending.error.overflow && ending.error.kind !== 'cancelled') {
       const input = { turn, identity, overflow: ending.error.overflow, projected: flight.projected, est: flight.estNow, retried: afterOverflow, signal, measure };
+      this.sendGate.noteOverflow(identity, ending.error.overflow.real, flight.estNow);
       if (await recoverFromOverflow(this.overflowDeps(), input)) return this.request(turn, signal, system, tools, true);
     } else this.replyFailed(flight, live, ending.error);
     // The projection the request was sent with, computed once by the gate; with the warning its end left.

@@ -30,7 +30,7 @@ export function openConversation(session: Session, ports: ConversationPorts): Co
     ...deps,
     session,
     gate: new ContextGate({ session: session.id, sink: driftLog, state: isGateState(stored) ? stored : undefined }),
-    driftTotals: () => driftLog.readDrift().totals,
+    driftTotals: () => driftLog.readDrift().summary,
     recordOverflow: (event) => driftLog.record(event),
     // A summary's reply is bounded by the window in force when it is asked for (summarizer.ts).
     compactor: sessionCompactor(textModelSummarizer(summaryModel, () => deps.settings().contextWindow)),

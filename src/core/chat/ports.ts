@@ -5,7 +5,7 @@ import type { PromptSource } from '../prompt/systemPrompt';
 import type { Session } from '../session/session';
 import type { ChatModel } from '../provider/chatModel';
 import type { ContextGate } from '../context/gate';
-import type { DriftTotals, Identity, OverflowEvent } from '../context/driftEvents';
+import type { DriftSummary, Identity, OverflowEvent } from '../context/driftEvents';
 import type { Overflow } from '../provider/overflow';
 import type { ServerKind } from '../provider/localServers';
 import type { TokenCounter } from '../context/estimator';
@@ -66,7 +66,7 @@ export interface ConversationDeps {
   readonly gate: ContextGate;
   /** The identity requests would have now (settings), for the gauge between requests. */
   readonly identity: () => Identity;
-  readonly driftTotals: () => DriftTotals;
+  readonly driftTotals: () => DriftSummary;
   /**
    * The tokenizer of a model, or undefined for a model with none known. A
    * model without one (or a conversation given none) is counted with the

@@ -43,6 +43,8 @@ export type SendDecision = { readonly send: true; readonly measure: PayloadMeasu
  */
 export class SendGate {
   private warnedTurn: string | undefined;
+  /** The newest count a provider stated in an overflow error, with the estimate of the payload it counted (see noteOverflow). */
+  private measured: { readonly identity: Identity; readonly real: number; readonly est: number } | undefined;
 
   constructor(private readonly deps: SendGateDeps) {}
 
@@ -66,17 +68,35 @@ export class SendGate {
       if (over(projection)) this.warnOnce(turn, `Still above the compaction threshold right after compacting: the newest ${turns(settings.keepTurns)} alone are that large. Consider a new session, or lower candor.compaction.keepTurns.`);
     }
     const projected = projection.projected;
-    if (settings.contextWindow > 0 && projected - projection.band > settings.contextWindow) {
-      this.deps.log.warn(`request not sent: projected ${projected} > window ${settings.contextWindow}`);
+    const lower = Math.max(projected - projection.band, this.measuredFloor(identity, projection.estNow));
+    if (settings.contextWindow > 0 && lower > settings.contextWindow) {
+      this.deps.log.warn(`request not sent: at least ${lower} (projected ${projected}) > window ${settings.contextWindow}`);
       this.deps.notice(
         turn,
         'error',
-        `Not sent: this request needs ${projection.band > 0 ? `at least ${(projected - projection.band).toLocaleString('en-US')}` : `about ${projected.toLocaleString('en-US')}`} tokens, more than the model's context window of ${settings.contextWindow.toLocaleString('en-US')}, even after compacting. Start a new session (Candor: New Session), or lower candor.compaction.keepTurns and run Candor: Compact Context, then press Retry.`,
+        `Not sent: this request needs ${lower !== projected ? `at least ${lower.toLocaleString('en-US')}` : `about ${projected.toLocaleString('en-US')}`} tokens, more than the model's context window of ${settings.contextWindow.toLocaleString('en-US')}, even after compacting. Start a new session (Candor: New Session), or lower candor.compaction.keepTurns and run Candor: Compact Context, then press Retry.`,
         true,
       );
       return { send: false };
     }
     return { send: true, measure };
+  }
+
+  /**
+   * A provider refused a payload as too large and said how many tokens it
+   * counted: a measurement. Until a compaction replaces history, a later
+   * payload of the same identity is at least that count plus the estimate of
+   * what changed since, so a Retry of the same request is refused here, with
+   * the provider's own number, rather than sent to be refused again.
+   */
+  noteOverflow(identity: Identity, real: number | null, est: number): void {
+    this.measured = real === null ? undefined : { identity, real, est };
+  }
+
+  private measuredFloor(identity: Identity, estNow: number): number {
+    const m = this.measured;
+    if (!m || m.identity.provider !== identity.provider || m.identity.model !== identity.model) return 0;
+    return m.real + (estNow - m.est);
   }
 
   private async compact(turn: string, keepTurns: number, signal: AbortSignal): Promise<void> {
@@ -85,6 +105,7 @@ export class SendGate {
       const result = await this.deps.compactor.compact(this.deps.session, keepTurns, signal);
       // Only a compaction that replaced messages makes the next request's missing anchor legitimate.
       if (result.replaced > 0) {
+        this.measured = undefined;
         this.deps.gate.afterCompaction(result.replaced);
         this.deps.persistGate();
       }

@@ -145,6 +145,16 @@ export interface DriftTotals {
   readonly abs_delta_sum: number;
 }
 
+/**
+ * The totals, with the windows a switch opened counted apart from those that
+ * lost a count (tally.ts): what the gauge and the drift view show. Never
+ * written: `drift.jsonl`'s `totals` keep their four fields.
+ */
+export interface DriftSummary extends DriftTotals {
+  readonly switches: number;
+  readonly losses: number;
+}
+
 /** Lines written before windows had ids lack `window`. */
 export type AnchorLossRecord = Omit<AnchorLossEvent, 'window'> & { readonly window?: string; readonly v: 1; readonly ts: string };
 export type AnchorLossOpenRecord = AnchorLossOpenEvent & { readonly v: 1; readonly ts: string };

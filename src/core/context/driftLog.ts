@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { appendJsonLine, isoNow, JsonlTail } from '../jsonl';
-import { LOSS_REASONS, type AnchorDriftRecord, type DriftEvent, type DriftRecord, type DriftSink, type DriftTotals } from './driftEvents';
+import { LOSS_REASONS, type AnchorDriftRecord, type DriftEvent, type DriftRecord, type DriftSink, type DriftSummary, type DriftTotals } from './driftEvents';
 import { Tally, type LoggedWindow, type OpenWindow } from './tally';
 import { isRecord } from '../text';
 
@@ -10,6 +10,8 @@ export interface DriftRead {
   readonly events: DriftRecord[];
   /** Counted from the events (see tally.ts for what each counts). */
   readonly totals: DriftTotals;
+  /** The totals with switches counted apart from losses: what the gauge and the drift view show. */
+  readonly summary: DriftSummary;
   /** Per session, the last window not closed by an `anchor_drift`. */
   readonly open: OpenWindow[];
   /** Lines skipped: not JSON, cut short, or not a drift event of version 1. */
@@ -62,8 +64,8 @@ export class DriftLog implements DriftSink {
   readDrift(): DriftRead {
     const pending = this.catchUp();
     if (!this.read) {
-      const { totals, open } = this.tally.result();
-      this.read = { events: [...this.events], totals, open };
+      const { totals, summary, open } = this.tally.result();
+      this.read = { events: [...this.events], totals, summary, open };
     }
     // A line still being written (or cut short for good) counts as skipped while it is incomplete, as a whole read would count it.
     return { ...this.read, skipped: this.skipped + (pending ? 1 : 0) };

@@ -1,8 +1,10 @@
-import type { DriftTotals } from './driftEvents';
+import type { DriftSummary } from './driftEvents';
 import type { EstimatorKind } from './estimator';
 import type { AnchorChange } from './gateState';
 import type { CountSource, GateProjection } from './gate';
 import type { UnanchoredReason, WarningKind } from './transitions';
+import { shortModelName } from '../provider/modelName';
+import { plural } from '../text';
 
 /** What the status bar and the chat show about the context. */
 export interface GaugeState {
@@ -14,7 +16,7 @@ export interface GaugeState {
   readonly warning: boolean;
   readonly estimate: number;
   readonly anchor?: { readonly real: number; readonly est: number; readonly model: string; readonly provider: string };
-  readonly totals?: DriftTotals;
+  readonly totals?: DriftSummary;
   /** Where `window` came from: the user's `candor.contextWindow`, the local server's report, or the default. */
   readonly windowSource?: 'settings' | 'server' | 'default';
   /** The other of the two windows, when the user's setting and the server's window differ (the tooltip names both). */
@@ -50,7 +52,7 @@ export const TOOLS_CROWD_PERCENT = 25;
 export function gaugeOf(
   projection: GateProjection,
   settings: { readonly contextWindow: number; readonly windowSource?: GaugeState['windowSource']; readonly serverWindow?: number; readonly windowSetting?: number; readonly thresholdPercent: number },
-  totals: DriftTotals,
+  totals: DriftSummary,
   tools?: ToolShare,
 ): GaugeState {
   const anchor = projection.anchor;
@@ -157,19 +159,42 @@ export function bandLine(state: GaugeState): string {
   return `Count: ≈${compactNumber(state.projected)} ±${halfWidthText(band, state.projected)} (${bandLabel(state)}: between ${lower} and ${upper}; compaction is tested against ${upper})`;
 }
 
+const tokens = (n: number): string => n.toLocaleString('en-US');
+
+/**
+ * The tooltip's first sentence: the headline as it is made. Anchored, the
+ * provider's count and Candor's estimate of what changed since
+ * ("1,407 counted by the provider + 10 ±1 estimated since = 1,417"); a
+ * count of the whole payload by the server or the model's own tokenizer,
+ * in the words of bandLabel; without either, Candor's estimate and its band
+ * alone. The one place this sum is put in words.
+ */
+export function countSentence(state: GaugeState): string {
+  const band = bandOf(state);
+  const plusMinus = band > 0 ? ` ±${tokens(Math.ceil(band))}` : '';
+  if (state.source === 'server' || state.source === 'tokenizer') return `${band > 0 ? '≈' : ''}${tokens(state.projected)}${plusMinus} ${bandLabel(state).replace(/, plus or minus .*$/, '')}`;
+  const anchor = state.anchor;
+  if (!state.anchored || !anchor) return `≈${tokens(state.projected)}${plusMinus} estimated by Candor (no count from the provider to add to)`;
+  const since = state.projected - anchor.real;
+  if (since === 0) return `${tokens(anchor.real)} counted by the provider, nothing added since`;
+  const change = since > 0 ? `+ ${tokens(since)}${plusMinus} estimated since` : `− ${tokens(-since)}${plusMinus} estimated as removed since`;
+  return `${tokens(anchor.real)} counted by the provider ${change} = ${tokens(state.projected)}`;
+}
+
 export function gaugeTooltip(state: GaugeState): string {
   const lines = [
-    `Context: ${state.projected.toLocaleString('en-US')} of ${state.window.toLocaleString('en-US')} tokens (${state.anchored ? 'anchored' : 'estimated'})`,
+    countSentence(state),
+    `Context: ${tokens(state.projected)} of ${tokens(state.window)} tokens (${percentOf(state)}%)`,
     state.anchor
-      ? `Anchor: ${state.anchor.real.toLocaleString('en-US')} real (est ${state.anchor.est.toLocaleString('en-US')}) from ${state.anchor.model} @ ${state.anchor.provider}`
+      ? `Anchor: ${tokens(state.anchor.real)} real (est ${tokens(state.anchor.est)}) from ${shortModelName(state.anchor.model)} @ ${state.anchor.provider}`
       : 'Anchor: none',
-    `Estimate now: ${state.estimate.toLocaleString('en-US')}`,
+    `Candor's own estimate of the whole payload: ${tokens(state.estimate)}${state.anchored && state.anchor ? ' (the sum above uses the provider\'s count instead)' : ''}`,
     `Compaction threshold: ${state.thresholdPercent}%`,
   ];
-  if (state.source) lines.splice(1, 0, bandLine(state));
-  if (state.windowSource) lines.splice(1, 0, windowLine(state));
+  if (state.source) lines.splice(2, 0, bandLine(state));
+  if (state.windowSource) lines.splice(2, 0, windowLine(state));
   if (state.estimator) lines.push(estimatorLine(state.estimator));
-  if (!state.anchored && state.unanchoredBecause) lines.push(`Estimated: ${UNANCHORED[state.unanchoredBecause]}`);
+  if (!state.anchored && state.unanchoredBecause) lines.push(`Estimated because ${UNANCHORED[state.unanchoredBecause]}`);
   if (state.change) lines.push(changeLine(state.change));
   if (state.warning) {
     lines.push(
@@ -181,7 +206,7 @@ export function gaugeTooltip(state: GaugeState): string {
   if (state.tools) lines.push(toolsLine(state.tools));
   if (state.totals) {
     const t = state.totals;
-    lines.push(`Drift: ${t.windows} loss windows, ${t.warned} warned, ${t.drifts} re-anchored, |delta| sum ${t.abs_delta_sum.toLocaleString('en-US')}`);
+    lines.push(`Drift: ${plural(t.switches, 'model switch', 'model switches')}, ${plural(t.losses, 'lost count')} (${t.warned} warned), ${t.drifts} re-anchored, |delta| sum ${tokens(t.abs_delta_sum)}`);
   }
   lines.push('Click to open the drift view.');
   return lines.join('\n');
@@ -200,7 +225,7 @@ function windowLine(state: GaugeState): string {
 const UNANCHORED: Record<UnanchoredReason, string> = {
   'not-established': 'no request has completed in this session yet.',
   'after-compaction': 'the first request after a compaction measures the new history.',
-  'after-switch': 'the first request after a model or provider switch measures the new identity.',
+  'after-switch': 'the model changed: the next reply re-anchors.',
   'after-shrink': 'more than half of what the anchor measured was removed; the next request measures what is left.',
   'no-usage': 'the provider did not report usage for the last reply.',
   'suspect-usage': 'the provider\'s last count was too low to trust (a truncated or under-counted prompt).',
@@ -213,7 +238,7 @@ export function toolsLine(tools: ToolShare): string {
 }
 
 function estimatorLine(estimator: NonNullable<GaugeState['estimator']>): string {
-  const pending = estimator.pending > 0 ? `; ${estimator.pending} part(s) estimated from fitted rates until their exact count lands` : '';
+  const pending = estimator.pending > 0 ? `; ${plural(estimator.pending, 'part')} estimated from fitted rates until their exact count lands` : '';
   switch (estimator.kind) {
     case 'tokenizer':
       return `Estimator: tokenizer (${estimator.name})${pending}`;

@@ -1,4 +1,4 @@
-import type { AnchorDriftRecord, AnchorLossOpenRecord, AnchorLossRecord, DriftRecord, DriftTotals, LossReason } from './driftEvents';
+import type { AnchorDriftRecord, AnchorLossOpenRecord, AnchorLossRecord, DriftRecord, DriftSummary, DriftTotals, LossReason } from './driftEvents';
 
 /**
  * Totals are counted from the events in the file, in file order, never kept
@@ -15,6 +15,14 @@ import type { AnchorDriftRecord, AnchorLossOpenRecord, AnchorLossRecord, DriftRe
  * - `warned`: windows that warned, i.e. their `no-usage` loss (at most one each).
  * - `drifts`: `anchor_drift` events, i.e. windows closed by a measurement.
  * - `abs_delta_sum`: the sum of |delta| over those events, in tokens.
+ *
+ * Shown beside them, never written to the file (`DriftSummary`), from the
+ * reasons of each window's `anchor_loss` lines:
+ * - `switches`: windows a `switch` opened (the model or provider changed:
+ *   the next reply re-anchors; nothing was lost);
+ * - `losses`: windows that hold a `no-usage` or `suspect-usage` loss (a reply
+ *   brought no count, or one too low to trust), whether a switch opened them
+ *   or not.
  *
  * `anchor_loss_open` (a window still open when its session ended or the
  * extension stopped) neither opens nor closes a window: it only records the
@@ -38,6 +46,8 @@ export type LoggedWindow =
 
 export interface DriftTally {
   readonly totals: DriftTotals;
+  /** The totals with the windows of switches counted apart from those of losses. */
+  readonly summary: DriftSummary;
   /** Per session, the window still open at the end of the events. */
   readonly open: OpenWindow[];
 }
@@ -55,6 +65,8 @@ export class Tally {
   private warned = 0;
   private drifts = 0;
   private absDeltaSum = 0;
+  private switches = 0;
+  private losses = 0;
   private readonly openBySession = new Map<string, MutableWindow>();
   private readonly closedBySession = new Map<string, AnchorDriftRecord>();
   private readonly seen = new Set<string>();
@@ -83,6 +95,8 @@ export class Tally {
     copy.warned = this.warned;
     copy.drifts = this.drifts;
     copy.absDeltaSum = this.absDeltaSum;
+    copy.switches = this.switches;
+    copy.losses = this.losses;
     for (const [session, window] of this.openBySession) {
       copy.openBySession.set(session, { ...window, losses: [...window.losses], reasons: new Set(window.reasons) });
     }
@@ -95,8 +109,12 @@ export class Tally {
     return { windows: this.windows, warned: this.warned, drifts: this.drifts, abs_delta_sum: this.absDeltaSum };
   }
 
+  get summary(): DriftSummary {
+    return { ...this.totals, switches: this.switches, losses: this.losses };
+  }
+
   result(): DriftTally {
-    return { totals: this.totals, open: [...this.openBySession].map(([session, window]) => openView(session, window)) };
+    return { totals: this.totals, summary: this.summary, open: [...this.openBySession].map(([session, window]) => openView(session, window)) };
   }
 
   /** The newest window of a session: open, or closed by its drift. */
@@ -117,26 +135,37 @@ export class Tally {
       this.seen.add(id);
       this.windows++;
       if (record.reason === 'no-usage') this.warned++;
-      this.openBySession.set(record.session, { id, losses: [record], reasons: new Set([record.reason]) });
+      const window = { id, losses: [], reasons: new Set<LossReason>() };
+      this.join(window, record);
+      this.openBySession.set(record.session, window);
       return;
     }
     // A window the tally has closed (or another session's) is not reopened by a late line.
     if (!open || open.id !== id || open.reasons.has(record.reason)) return;
     if (record.reason === 'no-usage') this.warned++;
-    open.losses.push(record);
-    open.reasons.add(record.reason);
+    this.join(open, record);
+  }
+
+  /** A loss into its window; a window counts once as a switch (its opening) and once as a loss (its first no-usage or suspect-usage). */
+  private join(window: MutableWindow, record: AnchorLossRecord): void {
+    const lost = (reasons: Set<LossReason>): boolean => reasons.has('no-usage') || reasons.has('suspect-usage');
+    if (window.losses.length === 0 && record.reason === 'switch') this.switches++;
+    if (record.reason !== 'switch' && !lost(window.reasons)) this.losses++;
+    window.losses.push(record);
+    window.reasons.add(record.reason);
   }
 
   private addLegacy(record: AnchorLossRecord, open: MutableWindow | undefined): void {
     if (record.reason === 'no-usage') this.warned++;
     const joins = record.reason === 'no-usage' && open !== undefined && open.id === undefined && !open.reasons.has('no-usage');
     if (joins) {
-      open.losses.push(record);
-      open.reasons.add(record.reason);
+      this.join(open, record);
       return;
     }
     this.windows++;
-    this.openBySession.set(record.session, { id: undefined, losses: [record], reasons: new Set([record.reason]) });
+    const window = { id: undefined, losses: [], reasons: new Set<LossReason>() };
+    this.join(window, record);
+    this.openBySession.set(record.session, window);
   }
 }
 

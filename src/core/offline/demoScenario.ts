@@ -3,6 +3,8 @@ import type { Scenario } from './scenario';
 /**
  * The built-in demo: a streamed reply, a tool call, and — when asked — a
  * request without usage, so a newcomer sees the gauge warn without a network.
+ * Its answer to anything else is a guide: what to try, and how to move to a
+ * real model from where the user stands (the chat's Model button).
  */
 export const demoScenario: Scenario = {
   name: 'Candor offline demo',
@@ -40,8 +42,10 @@ export const demoScenario: Scenario = {
           '- ask me to **list files** to see a tool call;\n' +
           '- ask for a reply **without usage** to see the gauge warn;\n' +
           '- type `/rant something annoying` to file a complaint.\n\n' +
-          'To chat with a real model, set `candor.baseUrl` and `candor.model`, then run **Candor: Set API Key**.\n\n' +
-          '```ts\nconst honest = true;\n```',
+          'To use a real model, press **Model** at the top of this view (or run **Candor: Select Model**). '
+          + 'It lists the local servers it finds (Ollama, LM Studio, llama.cpp, vLLM), which need no API key; '
+          + 'a server on another port is one **Add a port…** away. '
+          + 'For a hosted provider, choose **Use a base URL…**, then run **Candor: Set API Key**.',
       },
     },
   ],

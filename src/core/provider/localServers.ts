@@ -35,9 +35,11 @@ export const DEFAULT_LOCAL_SERVERS: readonly LocalServer[] = [
 ];
 
 /**
- * One layer of the setting: entries are a port (a generic server) or
- * `{ "port", "kind", "sendKey" }`. What does not fit is dropped; `sendKey` is
- * kept only when `keyAllowed` (the user's own settings).
+ * One layer of the setting. An entry is a string `"PORT [KIND] [sendKey]"`
+ * (`"18200 llamacpp"`: the form the Settings UI edits as a list, and the one
+ * Select Model writes), or, as earlier versions wrote them, a port (a generic
+ * server) or `{ "port", "kind", "sendKey" }`. What does not fit is dropped;
+ * `sendKey` is kept only when `keyAllowed` (the user's own settings).
  */
 export function parseLocalServers(value: unknown, keyAllowed: boolean): LocalServer[] | undefined {
   if (!Array.isArray(value)) return undefined;
@@ -51,11 +53,33 @@ export function parseLocalServers(value: unknown, keyAllowed: boolean): LocalSer
 
 function parseEntry(entry: unknown, keyAllowed: boolean): LocalServer | undefined {
   if (isPort(entry)) return { port: entry, kind: 'openai', sendKey: false };
+  if (typeof entry === 'string') return parseText(entry, keyAllowed);
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return undefined;
   const { port, kind, sendKey } = entry as Record<string, unknown>;
   if (!isPort(port)) return undefined;
   const known = SERVER_KINDS.find((k) => k === kind) ?? 'openai';
   return { port, kind: known, sendKey: keyAllowed && sendKey === true };
+}
+
+/** `"18200"`, `"18200 llamacpp"`, `"8081 openai sendKey"`: the string form, word for word (an unknown kind is a generic server). */
+const ENTRY_TEXT = /^\s*(\d{1,5})(?:\s+([a-z]+))?(?:\s+(sendKey))?\s*$/;
+
+function parseText(text: string, keyAllowed: boolean): LocalServer | undefined {
+  const match = ENTRY_TEXT.exec(text);
+  const port = Number(match?.[1]);
+  if (!match || !isPort(port)) return undefined;
+  const kind = SERVER_KINDS.find((k) => k === match[2]) ?? 'openai';
+  return { port, kind, sendKey: keyAllowed && match[3] !== undefined };
+}
+
+/** The string form of an entry: what Select Model's "Add a port…" writes. */
+export function formatLocalServer(server: LocalServer): string {
+  return `${server.port} ${server.kind}${server.sendKey ? ' sendKey' : ''}`;
+}
+
+/** "llama.cpp on 127.0.0.1:18200": a server as the picker and the messages name it. */
+export function serverPlace(server: Pick<LocalServer, 'kind' | 'port'>): string {
+  return `${SERVER_NAMES[server.kind]} on 127.0.0.1:${server.port}`;
 }
 
 function isPort(value: unknown): value is number {
@@ -104,7 +128,8 @@ export function sendsKeyTo(baseUrl: string, servers: readonly LocalServer[]): bo
   return server === undefined || server.sendKey;
 }
 
-function isLoopbackHost(hostname: string): boolean {
+/** 127.0.0.0/8, `localhost` or `::1`: the hosts a local server is reached on. */
+export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase();
   return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
 }

@@ -142,7 +142,21 @@ export class ChatController extends Disposable {
     const saved = saveRant(this.deps.dataDir, { text, project, session: this.currentSession.id });
     this.deps.log.info(`rant ${saved.id} saved (${text.length} chars)`);
     this.rantSaved.fire({ id: saved.id, session: saved.session });
-    void vscode.window.showInformationMessage('Rant saved');
+    void this.rantNextStep();
+  }
+
+  /** "Rant saved", and what comes of it: the Rants list shows it; Run Evolution turns rants into tested changes. */
+  private async rantNextStep(): Promise<void> {
+    const answer = await vscode.window.showInformationMessage(
+      'Rant saved. It waits in the Rants list of the Candor chat; Run Evolution turns rants into tested changes.',
+      'Show Rants',
+      'Run Evolution',
+    );
+    if (answer === 'Show Rants') {
+      await this.deps.view.reveal();
+      this.deps.view.post({ type: 'showRants' });
+    }
+    if (answer === 'Run Evolution') await vscode.commands.executeCommand('candor.evolve');
   }
 
   newSession(): void {

@@ -17,7 +17,7 @@ export const CHAT_BODY = `<header>
     <h2>Welcome to Candor</h2>
     <p>No provider is configured, so you are talking to the <strong>offline demo</strong>: scripted replies, not a model. It runs inside VS Code and needs no network.</p>
     <p>Try: “list files” (a tool call), “reply without usage” (the gauge warns), or <code>/rant</code> followed by a complaint.</p>
-    <p>To use a real model, set <code>candor.baseUrl</code> (any OpenAI-compatible endpoint) and <code>candor.model</code>, then run <em>Candor: Set API Key</em> (or set <code>OPENAI_API_KEY</code>).</p>
+    <p>To use a real model, press <strong>Model</strong> above: it lists the local servers it finds (Ollama, LM Studio, llama.cpp, vLLM), which need no API key, and can add a port or a base URL. A hosted provider also needs <em>Candor: Set API Key</em> (or <code>OPENAI_API_KEY</code>).</p>
   </section>
   <details id="rants-panel"><summary id="rants-summary">Rants</summary><div id="rants-body"></div></details>
   <section id="empty-hint" hidden aria-label="New session">

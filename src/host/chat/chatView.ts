@@ -10,6 +10,8 @@ import { CHAT_BODY } from './chatPage';
 
 /** globalState: the chat was shown on a first run. */
 const FIRST_RUN_KEY = 'candor.chatShownOnFirstRun';
+/** `<publisher>.<name>#<walkthrough id>` of the manifest's walkthrough. */
+const WALKTHROUGH = 'candor.candor#candor.start';
 
 /**
  * The chat webview view (`candor.chat`). It renders what the host posts and
@@ -91,12 +93,24 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
   /**
    * The first activation after install shows the chat once, so that a new
    * user finds it; the flag is set first, so a user who closes it never
-   * sees it open by itself again.
+   * sees it open by itself again. Its walkthrough opens beside it, behind
+   * the chat's focus, as VS Code opens an extension's walkthrough when it is
+   * installed from the Extensions view (an install from the command line,
+   * as `npm start` does, opens none), and under the same setting: so Help:
+   * Welcome shows "Get started with Candor" first, not VS Code's own. The
+   * setting is machine-scoped: in a remote window (code-server) the
+   * extension reads the remote machine's value.
    */
   async showOnFirstRun(state: vscode.Memento): Promise<void> {
     if (state.get<boolean>(FIRST_RUN_KEY)) return;
     await state.update(FIRST_RUN_KEY, true);
-    this.log.info('first run: showing the chat');
+    const walkthrough = vscode.workspace.getConfiguration('workbench.welcomePage').get<boolean>('walkthroughs.openOnInstall', true);
+    this.log.info(`first run: showing the chat${walkthrough ? ' and the walkthrough' : ''}`);
+    if (walkthrough) {
+      await vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH, { toSide: false, inactive: true }).then(undefined, (err: unknown) => {
+        this.log.warn(`first run: the walkthrough did not open: ${String(err)}`);
+      });
+    }
     await this.reveal();
   }
 

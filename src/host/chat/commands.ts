@@ -7,6 +7,7 @@ import type { ApiKeys } from '../provider/secrets';
 import type { Providers } from '../provider/provider';
 import type { Settings } from '../settings/config';
 import { selectModel } from '../provider/selectModel';
+import { shortModelName } from '../../core/provider/modelName';
 import { registerCommand } from '../platform/command';
 import type { Notifier } from '../platform/notify';
 
@@ -61,9 +62,9 @@ export function driftView(chat: ChatController, name: (slug: string) => string):
   const open = read.open.find((w) => w.session === chat.currentSession.id) ?? read.open[read.open.length - 1];
   const opening = open?.losses[0];
   return {
-    totals: read.totals,
-    openWindow: opening ? { since: opening.ts, reason: open.losses.map((l) => l.reason).join(' + '), model: opening.model, provider: name(opening.provider) } : undefined,
-    points: read.events.flatMap((e) => (e.event === 'anchor_drift' ? [{ ts: e.ts, delta: e.delta, windowMaxEst: e.window_max_est, model: e.model, provider: name(e.provider) }] : [])),
+    totals: read.summary,
+    openWindow: opening ? { since: opening.ts, reason: open.losses.map((l) => l.reason).join(' + '), model: shortModelName(opening.model), provider: name(opening.provider) } : undefined,
+    points: read.events.flatMap((e) => (e.event === 'anchor_drift' ? [{ ts: e.ts, delta: e.delta, windowMaxEst: e.window_max_est, model: shortModelName(e.model), provider: name(e.provider) }] : [])),
     skippedLines: read.skipped,
   };
 }

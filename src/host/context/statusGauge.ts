@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import { gaugeAccessibilityLabel, gaugeText, gaugeTooltip, type GaugeState } from '../../core/context/gauge';
 import { Disposable } from '../platform/lifecycle';
 import { providerName } from '../provider/provider';
+import { shortModelName } from '../../core/provider/modelName';
+import { plural } from '../../core/text';
 
 /** The status bar item `candor.gauge`: the context, anchored or estimated, and the warning state. */
 export class StatusGauge extends Disposable {
@@ -25,14 +27,14 @@ export class StatusGauge extends Disposable {
 }
 
 /**
- * The gauge's tooltip in words a person uses, every number kept: the lines
- * that speak of anchors, deltas and loss windows say what they mean, and a
+ * The gauge's tooltip in words a person uses, every number kept: it starts
+ * with the headline's sum (`countSentence`), the lines that speak of anchors,
+ * deltas and loss windows say what they mean, and a
  * provider is named by its host and port, not by its slug (which stays in
  * the data files).
  */
 function personTooltip(state: GaugeState, name: (slug: string) => string): string {
   return gaugeTooltip(state).split('\n').map((line) => {
-    if (line.startsWith('Context: ')) return contextLine(state);
     if (line.startsWith('Anchor: ')) return anchorLine(state, name);
     if (line.startsWith('Drift: ') && state.totals) return driftLine(state.totals);
     return line;
@@ -41,20 +43,16 @@ function personTooltip(state: GaugeState, name: (slug: string) => string): strin
 
 const tokens = (n: number): string => n.toLocaleString('en-US');
 
-function contextLine(state: GaugeState): string {
-  const how = state.anchored ? 'from the provider\'s own count' : 'Candor\'s estimate';
-  return `Context: ${tokens(state.projected)} of ${tokens(state.window)} tokens (${how})`;
-}
-
 function anchorLine(state: GaugeState, name: (slug: string) => string): string {
   const anchor = state.anchor;
   if (!anchor) return 'No provider count yet: the number is Candor\'s own estimate until a reply reports its usage.';
-  return `Last count from the provider: ${tokens(anchor.real)} tokens (Candor had estimated ${tokens(anchor.est)}), ${anchor.model} @ ${name(anchor.provider)}`;
+  return `Last count from the provider: ${tokens(anchor.real)} tokens (Candor had estimated ${tokens(anchor.est)}), ${shortModelName(anchor.model)} @ ${name(anchor.provider)}`;
 }
 
+/** Switches apart from losses: a switch is the user's choice, a loss the provider's silence (tally.ts). */
 function driftLine(t: NonNullable<GaugeState['totals']>): string {
-  return `History: the provider stopped reporting usage ${t.windows} time(s), ${t.warned} with a warning; it counted again ${t.drifts} time(s), `
-    + `with a total difference of ${tokens(t.abs_delta_sum)} tokens from Candor's estimates`;
+  return `History: ${plural(t.switches, 'model switch', 'model switches')}; the provider's count was missing or not trusted ${plural(t.losses, 'time')}, `
+    + `${t.warned} with a warning; re-anchored ${plural(t.drifts, 'time')}, with a total difference of ${plural(t.abs_delta_sum, 'token')} from Candor's estimates`;
 }
 
 /** The provider's host and port when the slug is that of a base URL in the settings; else the slug. */

@@ -2,8 +2,10 @@ import * as fs from 'node:fs';
 import type { ChatModel, CompleteOptions, ModelEvent, RequestPolicy, TextModel } from '../../core/provider/chatModel';
 import type { Overflow } from '../../core/provider/overflow';
 import { identityOf, ModelResolver, type ModelSettings } from '../../core/provider/resolve';
-import { discoverLocalServers, type DiscoveredServer } from '../../core/provider/discovery';
-import { localServerOf, SERVER_NAMES, type LocalServer } from '../../core/provider/localServers';
+import { discoverLocalServers, getModelList, type DiscoveredServer, type ListAnswer } from '../../core/provider/discovery';
+import { localServerOf, sendsKeyTo, SERVER_NAMES, serverPlace, type LocalServer } from '../../core/provider/localServers';
+import { requestUrl } from '../../core/provider/stream';
+import { shortModelName } from '../../core/provider/modelName';
 import { ServerWindows, windowInUse, type ServerFacts, type WindowInUse } from '../../core/provider/serverWindow';
 import { readFamilyFacts, type FamilyFacts } from '../../core/provider/serverFamily';
 import { serverPromptCount, type PromptCount } from '../../core/provider/serverCount';
@@ -45,6 +47,8 @@ export class Providers implements TextModel {
   private scenarioCache: { file: string; mtimeMs: number; scenario: Scenario | ScenarioError } | undefined;
   /** What each local server said about each model (docs/architecture.md, "Exact counts"); a server that said nothing is asked again. */
   private readonly facts = new Map<string, { readonly facts: FamilyFacts; readonly count?: PromptCount }>();
+  /** The aliases local servers listed for their models, by base URL and model: the header names a model by one. */
+  private readonly aliases = new Map<string, readonly string[]>();
 
   constructor(
     private readonly settings: () => CandorSettings,
@@ -71,8 +75,16 @@ export class Providers implements TextModel {
   info(): ProviderInfo {
     const settings = this.settings();
     const identity = this.identity(settings);
+    const model = identity.model || '(no model)';
+    const name = shortModelName(model, this.aliases.get(aliasKey(settings.baseUrl, identity.model)));
+    const host = settings.baseUrl ? hostOf(settings.baseUrl) : '';
+    const local = this.localServer(settings);
+    const where = local ? serverPlace(local) : host;
     return {
-      label: settings.baseUrl ? `${identity.model || '(no model)'} @ ${hostOf(settings.baseUrl)}` : OFFLINE_LABEL,
+      label: settings.baseUrl ? `${name} @ ${host}` : OFFLINE_LABEL,
+      name,
+      host,
+      title: settings.baseUrl ? `${model}\non ${where}` : `${OFFLINE_LABEL}: ${model}. Press Model to pick a real model; a local server needs no key.`,
       model: identity.model,
       provider: identity.provider,
       offline: !settings.baseUrl,
@@ -150,11 +162,19 @@ export class Providers implements TextModel {
     return this.contextWindow();
   }
 
-  /** The servers of `candor.localServers` that answer on 127.0.0.1, for Select Model. */
+  /** The servers of `candor.localServers` that answer on 127.0.0.1, for Select Model; their models' aliases are kept for the header. */
   async discover(timeoutMs = 300): Promise<DiscoveredServer[]> {
     const servers = this.settings().localServers;
     const key = servers.some((s) => s.sendKey) ? await this.apiKey() : undefined;
-    return discoverLocalServers(servers, { timeoutMs, ...(key ? { authorization: `Bearer ${key}` } : {}) });
+    const found = await discoverLocalServers(servers, { timeoutMs, ...(key ? { authorization: `Bearer ${key}` } : {}) });
+    for (const d of found) for (const [model, aliases] of Object.entries(d.aliases)) this.aliases.set(aliasKey(d.baseUrl, model), aliases);
+    return found;
+  }
+
+  /** The model list at a base URL the user typed ("Use a base URL…"), with the key only where requests to it would carry one. */
+  async listModelsAt(baseUrl: string, signal: AbortSignal): Promise<ListAnswer> {
+    const key = sendsKeyTo(baseUrl, this.settings().localServers) ? await this.apiKey() : undefined;
+    return getModelList(requestUrl(baseUrl, '/models'), signal, key ? { authorization: `Bearer ${key}` } : undefined);
   }
 
   async complete(messages: readonly ChatMessage[], signal?: AbortSignal, options?: CompleteOptions): Promise<string> {
@@ -285,6 +305,10 @@ async function* readingAfter(events: AsyncIterable<ModelEvent>, read: () => Prom
 
 function keyOf(identity: Identity): string {
   return `${identity.provider} ${identity.model}`;
+}
+
+function aliasKey(baseUrl: string, model: string): string {
+  return `${baseUrl.trim().replace(/\/+$/, '')}|${model}`;
 }
 
 function errorScenario(message: string): Scenario {

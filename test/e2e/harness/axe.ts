@@ -1,6 +1,7 @@
 // axe-core in a webview: its source is evaluated in the webview's own frame
 // (a DevTools evaluation, which the page's CSP does not govern), so the
 // webview's CSP stays exactly as Candor ships it.
+import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { Frame } from 'playwright-core';
 
@@ -42,4 +43,19 @@ export async function runAxe(frame: Frame, tags: readonly string[] = WCAG_TAGS):
 /** One line per failing element, for an assertion message. */
 export function describeViolations(violations: readonly AxeViolation[]): string {
   return violations.flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact ?? '?'}): ${n.target.join(' ')} — ${n.failureSummary.replace(/\s+/g, ' ')}`)).join('\n');
+}
+
+/**
+ * No violation, and no contrast check left undecided: text axe could not see
+ * whole (cut off, scrolled away) would otherwise pass unchecked. axe cannot
+ * compute the background of SVG text: the drift chart's labels are checked
+ * by their colour instead (accessibility.test.ts).
+ */
+export function assertAxeClean(result: AxeResult, where: string): void {
+  assert.equal(result.violations.length, 0, `${where}:\n${describeViolations(result.violations)}`);
+  const undecided = result.incomplete
+    .filter((v) => v.id === 'color-contrast')
+    .map((v) => ({ ...v, nodes: v.nodes.filter((n) => !n.target.join(' ').startsWith('text[')) }))
+    .filter((v) => v.nodes.length > 0);
+  assert.equal(undecided.length, 0, `${where}, contrast not decided:\n${describeViolations(undecided)}`);
 }

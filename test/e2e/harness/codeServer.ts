@@ -59,13 +59,15 @@ export interface VsCode {
   stop(): Promise<void>;
 }
 
+const OPEN_ON_INSTALL = 'workbench.welcomePage.walkthroughs.openOnInstall';
+
 /** Settings every harness window gets: quiet, deterministic, terminal text in the DOM. */
 export function defaultSettings(trust: boolean): Record<string, unknown> {
   return {
     'terminal.integrated.gpuAcceleration': 'off',
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
-    'workbench.welcomePage.walkthroughs.openOnInstall': false,
+    [OPEN_ON_INSTALL]: false,
     'workbench.enableExperiments': false,
     'telemetry.telemetryLevel': 'off',
     'update.mode': 'none',
@@ -145,10 +147,13 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
   fs.mkdirSync(extDir, { recursive: true });
   // Our own config file, so the user's ~/.config/code-server (auth, bind address) never applies.
   fs.writeFileSync(configFile, 'auth: none\ncert: false\n');
-  fs.writeFileSync(
-    path.join(userDir, 'User', 'settings.json'),
-    JSON.stringify({ ...defaultSettings(trust), ...opts.settings }, null, 2),
-  );
+  const settings = { ...defaultSettings(trust), ...opts.settings };
+  fs.writeFileSync(path.join(userDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  // A machine-scoped setting reaches the extension host of a remote window
+  // (code-server's) from the remote machine's settings only: Candor opens
+  // its walkthrough on its first activation unless this says not to.
+  fs.mkdirSync(path.join(userDir, 'Machine'), { recursive: true });
+  fs.writeFileSync(path.join(userDir, 'Machine', 'settings.json'), JSON.stringify({ [OPEN_ON_INSTALL]: settings[OPEN_ON_INSTALL] }, null, 2));
 
   const env = serverEnv(home, opts.env);
   const common = ['--config', configFile, '--user-data-dir', userDir, '--extensions-dir', extDir];

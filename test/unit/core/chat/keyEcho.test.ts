@@ -119,7 +119,7 @@ describe('the key never leaves through the chat: a provider echoing Authorizatio
         assert.ok(files.some((f) => f.file.endsWith('.jsonl') && f.text.includes('"notice"')), 'the notice is in the session file');
         for (const f of files) assertNoKey(f.file, [f.text]);
         // A reload shows the same, redacted.
-        const reloaded = new ViewRedaction(secretsFor(key)).messages<HostMessage>({ type: 'init', session: conversation.session.id, more: false, entries: transcriptOf(Session.open(conversation.session.file)), busy: false, provider: { label: '', model: 'm', provider: 'echo', offline: false }, trusted: true, welcome: false, sessionTitle: conversation.session.title() });
+        const reloaded = new ViewRedaction(secretsFor(key)).messages<HostMessage>({ type: 'init', session: conversation.session.id, more: false, entries: transcriptOf(Session.open(conversation.session.file)), busy: false, provider: { label: '', name: 'm', host: '', title: '', model: 'm', provider: 'echo', offline: false }, trusted: true, welcome: false, sessionTitle: conversation.session.title() });
         assertNoKey('the init message', [JSON.stringify(reloaded)]);
       });
     }
@@ -154,7 +154,7 @@ describe('the key never leaves through the chat: a provider echoing Authorizatio
     assertNoKey('a posted message', posts.map((m) => JSON.stringify(m)));
     assertNoKey('a log line', sink.lines);
     const view = new ViewRedaction(secrets);
-    const init = view.messages<HostMessage>({ type: 'init', session: conversation.session.id, more: false, entries: transcriptOf(Session.open(conversation.session.file)), busy: false, provider: { label: '', model: 'm', provider: 'echo', offline: false }, trusted: true, welcome: false, sessionTitle: conversation.session.title() });
+    const init = view.messages<HostMessage>({ type: 'init', session: conversation.session.id, more: false, entries: transcriptOf(Session.open(conversation.session.file)), busy: false, provider: { label: '', name: 'm', host: '', title: '', model: 'm', provider: 'echo', offline: false }, trusted: true, welcome: false, sessionTitle: conversation.session.title() });
     assert.ok(JSON.stringify(conversation.session.title()).includes(key), 'the trap: the title is made from the message');
     assertNoKey('the init message (transcript and title)', [JSON.stringify(init)]);
   });

@@ -49,7 +49,7 @@ const listFiles: ToolHost = {
 };
 
 function init(entries: TranscriptEntry[], title: string): HostMessage {
-  return { type: 'init', session: 's', more: false, entries, busy: false, provider: { label: '', model: 'm', provider: 'offline', offline: true }, trusted: true, welcome: false, sessionTitle: title };
+  return { type: 'init', session: 's', more: false, entries, busy: false, provider: { label: '', name: 'm', host: '', title: '', model: 'm', provider: 'offline', offline: true }, trusted: true, welcome: false, sessionTitle: title };
 }
 
 describe('one mapping from session records to transcript entries', () => {

@@ -112,7 +112,7 @@ describe('ViewRedaction: what the chat view is sent', () => {
   it('a full refresh ends the streams: their later deltas are not sent, one piece at a time', () => {
     const redaction = new ViewRedaction(new SecretSet([KEY]));
     redaction.messages<HostMessage>({ type: 'entry', entry: { id: ID, kind: 'assistant', text: '', streaming: true } });
-    redaction.messages<HostMessage>({ type: 'init', session: 's', more: false, entries: [], busy: true, provider: { label: '', model: 'm', provider: 'p', offline: true }, trusted: true, welcome: false, sessionTitle: '' });
+    redaction.messages<HostMessage>({ type: 'init', session: 's', more: false, entries: [], busy: true, provider: { label: '', name: 'm', host: '', title: '', model: 'm', provider: 'p', offline: true }, trusted: true, welcome: false, sessionTitle: '' });
     assert.deepEqual(redaction.messages<HostMessage>({ type: 'delta', id: ID, text: `${KEY.slice(0, 10)} ` }), []);
     assert.deepEqual(redaction.messages<HostMessage>({ type: 'entry', entry: { id: ID, kind: 'assistant', text: `a ${KEY}` } }), [{ type: 'entry', entry: { id: ID, kind: 'assistant', text: `a ${REDACTED}` } }]);
   });
@@ -120,7 +120,7 @@ describe('ViewRedaction: what the chat view is sent', () => {
   it('every other message is redacted in every string it holds', () => {
     const redaction = new ViewRedaction(new SecretSet([KEY]));
     const messages: HostMessage[] = [
-      { type: 'init', session: 's', more: false, entries: [{ id: 'u', kind: 'user', text: `my key ${KEY}` }, { id: 'n', kind: 'notice', level: 'error', text: 'Authorization: Bearer zzz' }], busy: false, provider: { label: KEY, model: 'm', provider: 'p', offline: false }, trusted: true, welcome: false, sessionTitle: `about ${KEY}` },
+      { type: 'init', session: 's', more: false, entries: [{ id: 'u', kind: 'user', text: `my key ${KEY}` }, { id: 'n', kind: 'notice', level: 'error', text: 'Authorization: Bearer zzz' }], busy: false, provider: { label: KEY, name: 'm', host: 'h', title: KEY, model: 'm', provider: 'p', offline: false }, trusted: true, welcome: false, sessionTitle: `about ${KEY}` },
       { type: 'entry', entry: { id: 't', kind: 'tool-result', name: 'read_file', text: `OPENAI_API_KEY=${KEY}`, bytes: 10 } },
       { type: 'git', git: { available: true, summary: KEY, readOnly: false, reasons: [KEY] } },
       { type: 'rants', rants: [{ id: 'r', ts: 't', text: KEY, status: 'new', class: null, answer: null, duplicateOf: null, branch: null, commit: null }], runs: [] },

@@ -15,7 +15,7 @@ import { installedFamilyModules } from '../../../helpers/installedModules';
 import { useTempDir } from './helpers';
 
 const LOCAL = { provider: '127-0-0-1-8080', model: '/models/some-model.gguf' };
-const totals = { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 };
+const totals = { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0, switches: 0, losses: 0 };
 
 describe('gate/bands: exact or bounded', function () {
   this.timeout(60_000);

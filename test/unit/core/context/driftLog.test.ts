@@ -157,12 +157,12 @@ describe('gate/DriftLog (drift.jsonl)', () => {
     lossAndDrift(gate, 1200, 1190);
     assert.deepEqual(drifts(new DriftLog(file).readDrift().events).at(-1)?.totals, { windows: 1, warned: 1, drifts: 1, abs_delta_sum: 30 });
     fs.writeFileSync(file, '');
-    assert.deepEqual(log.readDrift(), { events: [], totals: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 }, open: [], skipped: 0 });
+    assert.deepEqual(log.readDrift(), { events: [], totals: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 }, summary: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0, switches: 0, losses: 0 }, open: [], skipped: 0 });
   });
 
   it('reads a missing file as empty', () => {
     const read = new DriftLog(path.join(dir(), 'none.jsonl')).readDrift();
-    assert.deepEqual(read, { events: [], totals: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 }, open: [], skipped: 0 });
+    assert.deepEqual(read, { events: [], totals: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 }, summary: { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0, switches: 0, losses: 0 }, open: [], skipped: 0 });
   });
 
   it('still counts lines written before windows had ids, and a window whose later losses carry an id joins it', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { gaugeOf, gaugeTooltip, type GaugeState } from '../../../../src/core/context/gauge';
-import { complete, est, gateRig, OPENAI, useTempDir } from './helpers';
+import { countSentence, gaugeOf, gaugeTooltip, type GaugeState } from '../../../../src/core/context/gauge';
+import { complete, est, gateRig, LOCAL, OPENAI, useTempDir } from './helpers';
 
 const settings = { contextWindow: 10_000, thresholdPercent: 80 };
-const totals = { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0 };
+const totals = { windows: 0, warned: 0, drifts: 0, abs_delta_sum: 0, switches: 0, losses: 0 };
 
 describe('gate/gauge tooltip', () => {
   const dir = useTempDir();
@@ -11,7 +11,7 @@ describe('gate/gauge tooltip', () => {
   it('names the estimator: the tokenizer, the calibrated heuristic, or the heuristic, and the parts still estimated until their exact count lands', () => {
     const base: GaugeState = { projected: 1000, window: 10_000, thresholdPercent: 80, anchored: true, warning: false, estimate: 1000 };
     assert.match(gaugeTooltip({ ...base, estimator: { kind: 'tokenizer', name: 'o200k_base', pending: 0 } }), /^Estimator: tokenizer \(o200k_base\)$/m);
-    assert.match(gaugeTooltip({ ...base, estimator: { kind: 'tokenizer', name: 'o200k_base', pending: 3 } }), /3 part\(s\) estimated from fitted rates until their exact count lands/);
+    assert.match(gaugeTooltip({ ...base, estimator: { kind: 'tokenizer', name: 'o200k_base', pending: 3 } }), /3 parts estimated from fitted rates until their exact count lands/);
     assert.match(gaugeTooltip({ ...base, estimator: { kind: 'calibrated heuristic', name: 'heuristic', pending: 0 } }), /^Estimator: calibrated heuristic/m);
     assert.match(gaugeTooltip({ ...base, estimator: { kind: 'heuristic', name: 'heuristic', pending: 0 } }), /^Estimator: heuristic \(no known tokenizer/m);
   });
@@ -24,7 +24,7 @@ describe('gate/gauge tooltip', () => {
     gate.afterRequest({ completed: true, promptTokens: 1000 });
     const dropped = gaugeOf(gate.beforeRequest(OPENAI, est(300)), settings, totals);
     assert.match(gaugeTooltip(dropped), /^Anchor dropped at \d\d:\d\d:\d\d UTC: the payload changed and more than half of the anchored estimate \(500 tokens\) was removed\.$/m);
-    assert.match(gaugeTooltip(dropped), /^Estimated: more than half of what the anchor measured was removed/m);
+    assert.match(gaugeTooltip(dropped), /^Estimated because more than half of what the anchor measured was removed/m);
     // Between requests, until re-anchored, the tooltip keeps saying so.
     assert.equal(gate.project(OPENAI, est(310)).change?.kind, 'dropped');
     gate.afterRequest({ completed: true, promptTokens: 400 });
@@ -43,5 +43,46 @@ describe('gate/gauge tooltip', () => {
     const base: GaugeState = { projected: 1000, window: 10_000, thresholdPercent: 80, anchored: false, warning: true, estimate: 1000 };
     assert.match(gaugeTooltip({ ...base, warningKind: 'usage-unsupported' }), /this server never reports usage in streams/);
     assert.match(gaugeTooltip(base), /the provider stopped reporting usage/);
+  });
+});
+
+describe('gate/gauge tooltip: the first sentence says what the headline counts', () => {
+  const dir = useTempDir();
+  const anchored = (real: number, projected: number): GaugeState => ({
+    projected, window: 8192, thresholdPercent: 80, anchored: true, warning: false, estimate: projected + 6,
+    anchor: { real, est: real - 7, model: '/work/models/tiny-qwen3tok-toolcall.gguf', provider: '127-0-0-1-18200' },
+  });
+
+  it('anchored: the provider\'s count plus Candor\'s estimate since, and their sum, which is the headline', () => {
+    assert.equal(countSentence(anchored(1407, 1417)), '1,407 counted by the provider + 10 estimated since = 1,417');
+    assert.equal(countSentence(anchored(1407, 1407)), '1,407 counted by the provider, nothing added since');
+    assert.equal(countSentence(anchored(1407, 1287)), '1,407 counted by the provider − 120 estimated as removed since = 1,287');
+    const tooltip = gaugeTooltip(anchored(1407, 1417)).split('\n');
+    assert.equal(tooltip[0], '1,407 counted by the provider + 10 estimated since = 1,417', 'the tooltip starts with it');
+    assert.match(tooltip.join('\n'), /^Candor's own estimate of the whole payload: 1,423 \(the sum above uses the provider's count instead\)$/m);
+    assert.match(tooltip.join('\n'), /tiny-qwen3tok-toolcall\.gguf @/, 'the model by its short name');
+    assert.doesNotMatch(tooltip.join('\n'), /\/work\/models/);
+  });
+
+  it('from a real gate: the sentence\'s numbers are the anchor and the projection', () => {
+    const { gate } = gateRig(dir());
+    complete(gate, OPENAI, 1000, 1200);
+    const state = gaugeOf(gate.beforeRequest(OPENAI, est(1040)), settings, totals);
+    assert.equal(state.projected, 1240);
+    assert.ok(state.band !== undefined && state.band > 0, 'the 40 added since is an estimate, with a band');
+    assert.equal(countSentence(state), `1,200 counted by the provider + 40 ±${Math.ceil(state.band)} estimated since = 1,240`);
+  });
+
+  it('without an anchor, the estimate alone; after a switch, the switch in its own words, never a provider that stopped reporting', () => {
+    const { gate } = gateRig(dir());
+    complete(gate, OPENAI, 1000, 1200);
+    const afterSwitch = gaugeOf(gate.beforeRequest(LOCAL, est(1100)), settings, { ...totals, windows: 1, switches: 1 });
+    const tooltip = gaugeTooltip(afterSwitch);
+    assert.ok(afterSwitch.band !== undefined && afterSwitch.band > 0);
+    assert.equal(tooltip.split('\n')[0], `≈1,100 ±${Math.ceil(afterSwitch.band)} estimated by Candor (no count from the provider to add to)`);
+    assert.match(tooltip, /^Estimated because the model changed: the next reply re-anchors\.$/m);
+    assert.match(tooltip, /^Drift: 1 model switch, 0 lost counts \(0 warned\), 0 re-anchored/m);
+    assert.doesNotMatch(tooltip, /stopped reporting usage/);
+    assert.doesNotMatch(tooltip, /\(s\)/, 'no "time(s)" or "part(s)"');
   });
 });

@@ -66,11 +66,11 @@ describe('local model servers: discovery on the ports of candor.localServers (st
     const vllm = await standIn('vllm', ['m']);
     const found = await discoverLocalServers([listed(ollama), listed(vllm, true)]);
     assert.deepEqual(localChoices(found, `http://localhost:${ollama.port}/v1`), [
-      { model: 'm', baseUrl: vllm.baseUrl, description: `vLLM on 127.0.0.1:${vllm.port}, your key is sent` },
+      { model: 'm', name: 'm', baseUrl: vllm.baseUrl, description: `vLLM on 127.0.0.1:${vllm.port}`, detail: 'your key is sent' },
     ]);
-    assert.deepEqual(localChoices(found, 'https://api.openai.com/v1').map((c) => c.description), [
-      `Ollama on 127.0.0.1:${ollama.port}, no key sent`,
-      `vLLM on 127.0.0.1:${vllm.port}, your key is sent`,
+    assert.deepEqual(localChoices(found, 'https://api.openai.com/v1').map((c) => [c.description, c.detail]), [
+      [`Ollama on 127.0.0.1:${ollama.port}`, 'no key sent'],
+      [`vLLM on 127.0.0.1:${vllm.port}`, 'your key is sent'],
     ]);
   });
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_LOCAL_SERVERS, localServerOf, parseLocalServers, sendsKeyTo } from '../../../../src/core/provider/localServers';
+import { DEFAULT_LOCAL_SERVERS, formatLocalServer, localServerOf, parseLocalServers, sendsKeyTo } from '../../../../src/core/provider/localServers';
 import { RESTRICTED_SETTINGS, resolveCandorSettings, type Inspected } from '../../../../src/core/settings/resolve';
 
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../../package.json'), 'utf8')) as {
@@ -44,9 +44,30 @@ describe('candor.localServers and candor.contextWindow as settings', () => {
     ]);
   });
 
-  it('entries that do not fit are dropped; a bare port is a generic server', () => {
-    assert.deepEqual(parseLocalServers([8081, '8082', 0, 70000, 1.5, { port: 8083, kind: 'nonsense' }, { kind: 'ollama' }, null, 8081], true), [
+  it('the string form the Settings UI edits: "PORT [KIND] [sendKey]"; sendKey only from the user\'s settings', () => {
+    assert.deepEqual(parseLocalServers(['18200 llamacpp', ' 8081 openai sendKey ', '9000', '9001 sendKey', '9002 nonsense'], true), [
+      { port: 18200, kind: 'llamacpp', sendKey: false },
+      { port: 8081, kind: 'openai', sendKey: true },
+      { port: 9000, kind: 'openai', sendKey: false },
+      { port: 9001, kind: 'openai', sendKey: true },
+      { port: 9002, kind: 'openai', sendKey: false },
+    ]);
+    assert.deepEqual(parseLocalServers(['8081 openai sendKey'], false), [{ port: 8081, kind: 'openai', sendKey: false }], 'a workspace cannot send the key');
+    for (const server of DEFAULT_LOCAL_SERVERS) assert.deepEqual(parseLocalServers([formatLocalServer(server)], true), [server], 'what Add a port writes reads back the same');
+  });
+
+  it('the manifest\'s schema is one the Settings UI edits as a list: string items, a pattern that takes every entry Candor writes', () => {
+    const schema = properties['candor.localServers'] as { items?: { type?: string; pattern?: string } };
+    assert.equal(schema.items?.type, 'string', 'VS Code edits an array in its Settings UI only when its items have one simple type');
+    const pattern = new RegExp(schema.items?.pattern ?? '^$');
+    for (const entry of ['18200 llamacpp', '8081 openai sendKey', '9000', ...DEFAULT_LOCAL_SERVERS.map(formatLocalServer)]) assert.match(entry, pattern);
+    for (const entry of ['port 9000', '9000 llama', 'sendKey']) assert.doesNotMatch(entry, pattern);
+  });
+
+  it('entries that do not fit are dropped; a bare port is a generic server; the forms of earlier versions still read', () => {
+    assert.deepEqual(parseLocalServers([8081, '8082', 0, 70000, 1.5, { port: 8083, kind: 'nonsense' }, { kind: 'ollama' }, null, 8081, 'port 9000', '70000 vllm', '9001 ollama extra'], true), [
       { port: 8081, kind: 'openai', sendKey: false },
+      { port: 8082, kind: 'openai', sendKey: false },
       { port: 8083, kind: 'openai', sendKey: false },
     ]);
     assert.equal(parseLocalServers('11434', true), undefined);

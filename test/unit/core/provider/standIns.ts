@@ -4,10 +4,12 @@ import type { ServerKind } from '../../../../src/core/provider/localServers';
 
 /**
  * Small stand-ins for the local servers people run, on loopback ports the
- * system picks: each serves its model list, the endpoint where that server
- * keeps the context window it runs with, and a streamed chat completion.
- * Shapes follow each server's documentation (see the README's "Local model
- * servers"). Every request is recorded with its Authorization header.
+ * system picks: each serves its model list (with the `owned_by` each server
+ * writes there), the endpoint where that server keeps the context window it
+ * runs with, what tells it from the others (Ollama's `/api/version`,
+ * llama.cpp's `Server` header), and a streamed chat completion. Shapes follow
+ * each server's documentation (see the README's "Local model servers").
+ * Every request is recorded with its Authorization header.
  */
 export interface StandIn {
   readonly kind: ServerKind;
@@ -34,6 +36,15 @@ export interface StandInOptions {
   readonly port?: number;
 }
 
+/** What each server writes as `owned_by` in its model list. */
+const OWNED_BY: Readonly<Record<ServerKind, string>> = {
+  ollama: 'library',
+  lmstudio: 'organization_owner',
+  llamacpp: 'llamacpp',
+  vllm: 'vllm',
+  openai: 'system',
+};
+
 export async function startStandIn(kind: ServerKind, options: StandInOptions = {}): Promise<StandIn> {
   const models = options.models ?? ['local-model'];
   const window = options.window ?? 4096;
@@ -44,11 +55,12 @@ export async function startStandIn(kind: ServerKind, options: StandInOptions = {
   const routes: Record<string, () => unknown> = {
     'GET /v1/models': () => ({
       object: 'list',
-      data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: kind, ...(kind === 'vllm' ? { max_model_len: window, root: id } : {}),
+      data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: OWNED_BY[kind], ...(kind === 'vllm' ? { max_model_len: window, root: id } : {}),
         ...(kind === 'llamacpp' ? { meta: { n_ctx_train: trained, n_vocab: 128256 } } : {}) })),
     }),
   };
   if (kind === 'ollama') {
+    routes['GET /api/version'] = () => ({ version: '0.6.5' });
     routes['GET /api/ps'] = () => ({
       models: state.loaded ? [{ name: `${models[0]}`, model: `${models[0]}`, size: 1, details: { format: 'gguf' }, expires_at: '2099-01-01T00:00:00Z', size_vram: 1, context_length: window }] : [],
     });
@@ -90,7 +102,7 @@ export async function startStandIn(kind: ServerKind, options: StandInOptions = {
         res.end(JSON.stringify({ error: 'not found' }));
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' });
+      res.writeHead(200, { 'content-type': 'application/json', ...(kind === 'llamacpp' ? { server: 'llama.cpp' } : {}) });
       res.end(JSON.stringify(route()));
     });
   });
@@ -145,4 +157,27 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** A program that answers every path with JSON of its own, a `data` list included, that is no model list. */
+export async function startJsonApi(): Promise<{ port: number; close(): Promise<void> }> {
+  return startAnswering((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ data: [{ id: 'user-1', name: 'Ada' }], page: 1 }));
+  });
+}
+
+/** A web app behind a login: every path redirects there, as code-server with a password does. */
+export async function startLoginRedirect(): Promise<{ port: number; close(): Promise<void> }> {
+  return startAnswering((_req, res) => {
+    res.writeHead(302, { location: '/login' });
+    res.end();
+  });
+}
+
+async function startAnswering(handler: http.RequestListener): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { port, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
 }
