@@ -1,4 +1,5 @@
 import type { DriftPoint, DriftView } from '../src/protocol/chat';
+import { visibleText } from '../src/shared/visibleText';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -29,8 +30,9 @@ export function renderDrift(root: HTMLElement, drift: DriftView): void {
 
   const open = document.createElement('p');
   open.className = 'drift-open';
+  // The model and provider names come from drift.jsonl: shown with their hiding characters as marks.
   open.textContent = drift.openWindow
-    ? `The provider has not reported usage since ${drift.openWindow.since} (${drift.openWindow.reason}, ${drift.openWindow.model} @ ${drift.openWindow.provider}): the count is Candor's estimate until it does.`
+    ? visibleText(`The provider has not reported usage since ${drift.openWindow.since} (${drift.openWindow.reason}, ${drift.openWindow.model} @ ${drift.openWindow.provider}): the count is Candor's estimate until it does.`)
     : 'The provider reports usage: the count is anchored to its own numbers.';
   root.append(open);
   if (drift.skippedLines > 0) {
