@@ -20,9 +20,6 @@ export const CONTINUATION_PREFIX = '↳ ';
 /** Narrower than this, a terminal is taken to be this wide: a prefix and a wide character. */
 const MIN_COLUMNS = 8;
 const TAB_STOP = 8;
-/** Printable ASCII only: one column a character, no tab to expand. */
-const NARROW = /^[\x20-\x7e]*$/;
-
 type Row = 'none' | 'own' | 'stream';
 
 /**
@@ -130,26 +127,28 @@ export class TerminalRows {
     return `\n${prefix}`;
   }
 
-  /** Streamed output broken wherever the row is full, character by character: every byte of it shown, none moved. */
+  /** Streamed output broken wherever the row is full: every character of it shown, none moved; a tab as the spaces to its stop. */
   #breakStream(line: string, width: number): string {
-    if (NARROW.test(line)) {
-      if (this.#column + line.length <= width) {
-        this.#column += line.length;
-        return line;
-      }
-      let out = '';
-      for (let at = 0; at < line.length; ) {
-        if (this.#column >= width) out += this.#nextRow(STREAM_PREFIX, STREAM_PREFIX_COLUMNS);
-        const piece = line.slice(at, at + width - this.#column);
-        out += piece;
-        this.#column += piece.length;
-        at += piece.length;
-      }
-      return out;
-    }
     let out = '';
-    for (const char of line) out += this.#place(char, width, STREAM_PREFIX, STREAM_PREFIX_COLUMNS);
-    return out;
+    let from = 0;
+    for (let i = 0; i < line.length; ) {
+      const code = line.charCodeAt(i);
+      if (code === 0x09) {
+        out += line.slice(from, i) + this.#place('\t', width, STREAM_PREFIX, STREAM_PREFIX_COLUMNS);
+        from = ++i;
+        continue;
+      }
+      // A surrogate pair is one character; anything but printable ASCII may take two columns.
+      const units = code >= 0xd800 && code <= 0xdbff && i + 1 < line.length ? 2 : 1;
+      const columns = code >= 0x20 && code < 0x7f ? 1 : 2;
+      if (this.#column + columns > width) {
+        out += line.slice(from, i) + this.#nextRow(STREAM_PREFIX, STREAM_PREFIX_COLUMNS);
+        from = i;
+      }
+      this.#column += columns;
+      i += units;
+    }
+    return out + line.slice(from);
   }
 
   /** One character at the current column, on a new row first when it does not fit; a tab as the spaces to its stop. */

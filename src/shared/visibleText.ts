@@ -39,24 +39,16 @@ export const LABEL_CHARS = 80;
 
 /**
  * The one table: every character that is shown as a mark. C0 and C1
- * controls and DEL (`\p{Cc}`); format characters (`\p{Cf}`: zero-width,
- * bidi controls, tags, the BOM, the soft hyphen); line and paragraph
- * separators and every space separator but the space itself; Hangul
- * fillers, the blank Braille cell and the combining grapheme joiner; the
- * variation selectors other than the two that choose text or emoji
- * presentation; a lone surrogate (no character at all). `LAYOUT_CLASS` is
- * the same less the line feed and the tab.
+ * controls and DEL; format characters (`\p{Cf}`: zero-width, bidi controls,
+ * tags, the BOM, the soft hyphen); line and paragraph separators and every
+ * space separator but the space itself; Hangul fillers, the blank Braille
+ * cell and the combining grapheme joiner; the variation selectors other than
+ * the two that choose text or emoji presentation; a lone surrogate (no
+ * character at all). `HIDDEN` holds those that are not controls.
  */
-const OTHERS = '\\p{Cf}\\p{Zl}\\p{Zp}\\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000\\u034f\\u115f\\u1160\\u2800\\u3164\\uffa0\\ufe00-\\ufe0d\\u{e0100}-\\u{e01ef}\\ud800-\\udfff';
-const CLASS = `[\\p{Cc}${OTHERS}]`;
-const LAYOUT_CLASS = `[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${OTHERS}]`;
-/** A subdivision flag (🏴, tag letters and digits, the cancel tag: the flag of Scotland): one picture, never marked. */
-const SUBDIVISION_FLAG = '\\u{1f3f4}[\\u{e0030}-\\u{e0039}\\u{e0061}-\\u{e007a}]+\\u{e007f}';
-// A lone surrogate is a character of the table: the class names the surrogate range on purpose.
-// eslint-disable-next-line no-misleading-character-class -- see above
-const SCAN = new RegExp(`${SUBDIVISION_FLAG}|${CLASS}`, 'gu');
-// eslint-disable-next-line no-misleading-character-class -- see above
-const SCAN_LAYOUT = new RegExp(`${SUBDIVISION_FLAG}|\\r\\n|${LAYOUT_CLASS}`, 'gu');
+// eslint-disable-next-line no-misleading-character-class -- a class of single characters, tested one character at a time
+const HIDDEN = /^[\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u034f\u115f\u1160\u2800\u3164\uffa0\ufe00-\ufe0d\u{e0100}-\u{e01ef}]$/u;
+
 /** Text without a character outside printable ASCII (and, with layout, the line feed and tab) needs no look at all: the fast path. */
 const ONLY_PRINTABLE = /^[\x20-\x7e]*$/;
 const ONLY_PRINTABLE_LAYOUT = /^[\t\n\x20-\x7e]*$/;
@@ -64,6 +56,34 @@ const ONLY_PRINTABLE_LAYOUT = /^[\t\n\x20-\x7e]*$/;
 const ZWJ = 0x200d;
 const WAVING_BLACK_FLAG = 0x1f3f4;
 const PICTOGRAPH = /^\p{Extended_Pictographic}$/u;
+
+/** What a UTF-16 code unit is to the scan: `HIDDEN` made into a lookup, so that a gigabyte is scanned without a Unicode regex. */
+const enum Unit {
+  Plain = 0,
+  Control = 1,
+  Hidden = 2,
+  Surrogate = 3,
+  Joiner = 4,
+}
+
+let units: Uint8Array | undefined;
+
+/** The lookup, built from the table the first time text outside printable ASCII is seen (65,536 tests, a few milliseconds). */
+function unitTable(): Uint8Array {
+  if (units !== undefined) return units;
+  const table = new Uint8Array(0x10000);
+  for (let code = 0; code < 0x10000; code++) {
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) table[code] = Unit.Control;
+    else if (code >= 0xd800 && code <= 0xdfff) table[code] = Unit.Surrogate;
+    else if (code === ZWJ) table[code] = Unit.Joiner;
+    else if (HIDDEN.test(String.fromCharCode(code))) table[code] = Unit.Hidden;
+  }
+  units = table;
+  return table;
+}
+
+/** The Control Pictures of C0 (␀ … ␟), by code. */
+const C0_MARKS = Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(0x2400 + code));
 
 /**
  * `text` as it is shown: each character of the table replaced by its mark
@@ -74,7 +94,13 @@ const PICTOGRAPH = /^\p{Extended_Pictographic}$/u;
 export function visibleText(text: string, options: VisibleOptions = {}): string {
   const layout = options.keepLayout === true;
   if ((layout ? ONLY_PRINTABLE_LAYOUT : ONLY_PRINTABLE).test(text)) return text;
-  return text.replace(layout ? SCAN_LAYOUT : SCAN, (found: string, at: number) => markFor(text, found, at)?.text ?? found);
+  let out = '';
+  let copied = 0;
+  scan(text, layout, (at, length, mark) => {
+    out += text.slice(copied, at) + mark;
+    copied = at + length;
+  });
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** Whether `text` shows a mark anywhere: it holds a control, invisible or look-alike character. */
@@ -87,22 +113,71 @@ export function visibleParts(text: string, options: VisibleOptions = {}): Visibl
   const parts: VisiblePart[] = [];
   let plain = '';
   let copied = 0;
-  for (const match of text.matchAll(options.keepLayout === true ? SCAN_LAYOUT : SCAN)) {
-    const at = match.index ?? 0;
-    const mark = markFor(text, match[0], at);
+  scan(text, options.keepLayout === true, (at, length, mark, kind, code) => {
     plain += text.slice(copied, at);
-    copied = at + match[0].length;
-    if (mark === undefined) plain += match[0];
-    else if (mark.kind === 'plain') plain += mark.text;
-    else {
-      if (plain !== '') parts.push({ kind: 'plain', text: plain });
-      plain = '';
-      parts.push(mark);
+    copied = at + length;
+    if (kind === 'plain') {
+      plain += mark;
+      return;
     }
-  }
+    if (plain !== '') parts.push({ kind: 'plain', text: plain });
+    plain = '';
+    parts.push({ kind, text: mark, code });
+  });
   plain += text.slice(copied);
   if (plain !== '') parts.push({ kind: 'plain', text: plain });
   return parts;
+}
+
+/** Where a stretch of text is not shown as it is, what it is shown as: the mark, its kind, the character it stands for. */
+type Found = (at: number, length: number, mark: string, kind: VisibleKind, code: number) => void;
+
+/**
+ * Calls `found` for every stretch of `text` that is not shown as it is, in
+ * order: a character of the table (its mark), or with layout a CR LF (a
+ * plain line feed). What lies between is shown as it is.
+ */
+function scan(text: string, layout: boolean, found: Found): void {
+  const table = unitTable();
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const unit = table[code] as Unit;
+    if (unit === Unit.Plain) continue;
+    if (unit === Unit.Control) {
+      if (layout && (code === 0x0a || code === 0x09)) continue;
+      if (layout && code === 0x0d && text.charCodeAt(i + 1) === 0x0a) {
+        found(i++, 2, '\n', 'plain', 0x0a);
+        continue;
+      }
+      found(i, 1, controlMark(code), 'control', code);
+    } else if (unit === Unit.Hidden || (unit === Unit.Joiner && !joinsEmoji(text, i))) {
+      found(i, 1, hiddenMark(code), 'hidden', code);
+    } else if (unit === Unit.Surrogate) {
+      i = astral(text, i, found);
+    }
+  }
+}
+
+/** A surrogate at `i`: a pair shown as it is (a subdivision flag whole), a marked pair, or a lone surrogate; the index of the last unit taken. */
+function astral(text: string, i: number, found: Found): number {
+  const code = text.codePointAt(i) as number;
+  if (code < 0x10000) {
+    found(i, 1, hiddenMark(code), 'hidden', code);
+    return i;
+  }
+  if (code === WAVING_BLACK_FLAG) return subdivisionFlagEnd(text, i);
+  if (HIDDEN.test(text.slice(i, i + 2))) found(i, 2, hiddenMark(code), 'hidden', code);
+  return i + 1;
+}
+
+function controlMark(code: number): string {
+  if (code < 0x20) return C0_MARKS[code] as string;
+  // U+2421 is ␡; C1 has no pictures.
+  return code === 0x7f ? '␡' : `\\u{${hex(code)}}`;
+}
+
+function hiddenMark(code: number): string {
+  return `⟨U+${hex(code)}⟩`;
 }
 
 /**
@@ -124,24 +199,6 @@ export function visibleLabel(text: string, max = LABEL_CHARS): string {
     return `${label}…`;
   }
   return label;
-}
-
-/**
- * What a match of the scan at `at` is shown as: a mark, plain text (CR LF
- * as LF), or undefined when it stays as it is (a subdivision flag, a joiner
- * inside an emoji sequence).
- */
-function markFor(text: string, found: string, at: number): VisiblePart | undefined {
-  if (found === '\r\n') return { kind: 'plain', text: '\n' };
-  const code = found.codePointAt(0) as number;
-  if (code === WAVING_BLACK_FLAG) return undefined;
-  if (code < 0x20 || code === 0x7f) {
-    // U+2400..U+241F are the Control Pictures of C0 (␀ … ␟); U+2421 is ␡.
-    return { kind: 'control', text: String.fromCodePoint(code === 0x7f ? 0x2421 : 0x2400 + code), code };
-  }
-  if (code >= 0x80 && code <= 0x9f) return { kind: 'control', text: `\\u{${hex(code)}}`, code };
-  if (code === ZWJ && joinsEmoji(text, at)) return undefined;
-  return { kind: 'hidden', text: `⟨U+${hex(code)}⟩`, code };
 }
 
 function hex(code: number): string {
@@ -174,4 +231,20 @@ function charBefore(text: string, at: number): string {
     if (high >= 0xd800 && high <= 0xdbff) return text.slice(at - 2, at);
   }
   return text.slice(at - 1, at);
+}
+
+/**
+ * A subdivision flag at `i` (🏴, then tag letters and digits, then the
+ * cancel tag, as in the flag of Scotland): the index of the cancel tag's
+ * last unit; else the index of 🏴's last unit. Tag characters anywhere else
+ * are hidden text and get marks.
+ */
+function subdivisionFlagEnd(text: string, i: number): number {
+  let at = i + 2;
+  for (; at < text.length; at += 2) {
+    const code = text.codePointAt(at) as number;
+    const tagLetterOrDigit = (code >= 0xe0030 && code <= 0xe0039) || (code >= 0xe0061 && code <= 0xe007a);
+    if (!tagLetterOrDigit) break;
+  }
+  return at > i + 2 && text.codePointAt(at) === 0xe007f ? at + 1 : i + 1;
 }
