@@ -15,14 +15,16 @@
  *   fake outcome line, C1 and DEL).
  *
  * Each chunk goes, in turn, through: the plain pass-through (the chunk made
- * into the bytes a stream writes, as before); the neutraliser alone
- * (`visibleText`, layout kept); and the whole of what a terminal gets
- * (`TerminalRows.stream`: the neutraliser, then the `│ ` prefix on every
- * row, for a pipe and for a terminal 120 columns wide). The passes are
+ * into the bytes a stream writes, `Buffer.from`, as the CLI did before);
+ * the neutraliser alone (`visibleText`, layout kept); and the whole of what
+ * the CLI writes (`TerminalRows.stream`: the neutraliser, then the `│ `
+ * prefix on every row, for a pipe and for a terminal 120 columns wide),
+ * each made into bytes as the CLI makes them (`utf8Bytes`). The passes are
  * interleaved 64 MiB at a time, so a change in the machine's load falls on
  * all of them alike. Printed: MB/s of each, and each against the
  * pass-through.
  */
+import { utf8Bytes } from '../src/cli/output';
 import { TerminalRows } from '../src/core/terminalRows';
 import { visibleText } from '../src/shared/visibleText';
 
@@ -72,19 +74,19 @@ interface Pass {
 
 const PASSES: readonly Pass[] = [
   { name: 'pass-through', make: () => (chunk) => Buffer.from(chunk) },
-  { name: 'neutraliser (visibleText)', make: () => (chunk) => Buffer.from(visibleText(chunk, { keepLayout: true })) },
+  { name: 'neutraliser (visibleText)', make: () => (chunk) => utf8Bytes(visibleText(chunk, { keepLayout: true })) },
   {
     name: 'terminal rows, a pipe',
     make: () => {
       const rows = new TerminalRows();
-      return (chunk) => Buffer.from(rows.stream(chunk));
+      return (chunk) => utf8Bytes(rows.stream(chunk));
     },
   },
   {
     name: 'terminal rows, 120 columns',
     make: () => {
       const rows = new TerminalRows(() => 120);
-      return (chunk) => Buffer.from(rows.stream(chunk));
+      return (chunk) => utf8Bytes(rows.stream(chunk));
     },
   },
 ];
