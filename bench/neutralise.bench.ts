@@ -19,17 +19,20 @@
  * the neutraliser alone (`visibleText`, layout kept); and the whole of what
  * the CLI writes (`TerminalRows.stream`: the neutraliser, then the `│ `
  * prefix on every row, for a pipe and for a terminal 120 columns wide),
- * each made into bytes as the CLI makes them (`utf8Bytes`). The passes are
+ * each made into bytes as the CLI makes them (`utf8Bytes`); and the CLI's
+ * stdout itself (`CliStream`: redaction by whole lines with one key known,
+ * then all of the above), to a pipe that takes everything. The passes are
  * interleaved 64 MiB at a time, so a change in the machine's load falls on
  * all of them alike. Printed: MB/s of each, and each against the
- * pass-through.
+ * pass-through. `CANDOR_BENCH_BYTES` sets a smaller amount for a quick look.
  */
-import { utf8Bytes } from '../src/cli/output';
+import { CliStream, utf8Bytes } from '../src/cli/output';
+import { SecretSet } from '../src/core/redact';
 import { TerminalRows } from '../src/core/terminalRows';
 import { visibleText } from '../src/shared/visibleText';
 
 const CHUNK_BYTES = 64 * 1024;
-const TOTAL_BYTES = 1024 ** 3;
+const TOTAL_BYTES = Number(process.env.CANDOR_BENCH_BYTES ?? 1024 ** 3);
 const ROUND_BYTES = 64 * 1024 ** 2;
 const DISTINCT_CHUNKS = 16;
 
@@ -69,7 +72,8 @@ function chunks(kind: Kind): string[] {
 
 interface Pass {
   readonly name: string;
-  readonly make: () => (chunk: string) => Buffer;
+  /** A function that takes a chunk and returns the bytes it wrote for it. */
+  readonly make: () => (chunk: string) => { readonly length: number };
 }
 
 const PASSES: readonly Pass[] = [
@@ -87,6 +91,20 @@ const PASSES: readonly Pass[] = [
     make: () => {
       const rows = new TerminalRows(() => 120);
       return (chunk) => utf8Bytes(rows.stream(chunk));
+    },
+  },
+  {
+    // All of it, as the CLI's stdout does it to a pipe: redaction by whole lines (one key known), then the above.
+    name: "the CLI's stdout, a pipe",
+    make: () => {
+      let written = 0;
+      const sink = { write: (bytes: Uint8Array, done: () => void) => ((written += bytes.length), done(), true), once: () => undefined };
+      const out = new CliStream(sink, new SecretSet(['sk-bench-not-a-real-key-0123456789']), { backlogBytes: 2 ** 40 });
+      return (chunk) => {
+        const before = written;
+        out.stream(chunk);
+        return { length: written - before };
+      };
     },
   },
 ];
