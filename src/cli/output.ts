@@ -250,13 +250,11 @@ export class CliStream {
     this.#offer(this.#streamed.push(chunk));
   }
 
-  /** Writes what is still held (a last line without its newline), ends an open row; resolves once all of it is out. */
+  /** Writes what is still held (a last line without its newline); resolves once all of it is out. */
   end(): Promise<void> {
     this.#offer(this.#streamed.flush());
     this.#keep(this.#own.push(this.#decoder.end()) + this.#own.flush());
     this.#holding = undefined;
-    const open = this.#rows.endRow();
-    if (open !== '') this.#queue.keep(utf8Bytes(open));
     return this.#queue.idle();
   }
 
