@@ -72,20 +72,26 @@ export default tseslint.config(
     },
   },
   {
-    // The webview is a browser bundle: of Candor's own code it sees only the
-    // protocol's types.
+    // The webview is a browser bundle: of Candor's own code it sees the
+    // protocol's types and src/shared (pure code the core uses too).
     files: ['webview/**/*.ts'],
     rules: {
       'no-restricted-imports': 'off',
       '@typescript-eslint/no-restricted-imports': ['error', {
         paths: [VSCODE, OPENAI],
         patterns: [
-          { group: ['**/src/protocol/*'], allowTypeImports: true, message: 'The webview imports only types from src/protocol.' },
-          { group: ['**/src/**', '!**/src/protocol/*'], message: 'The webview imports only types from src/protocol.' },
+          { group: ['**/src/protocol/*'], allowTypeImports: true, message: 'The webview imports only types from src/protocol, and src/shared.' },
+          { regex: '(^|/)src/(?!protocol/|shared/)', message: 'The webview imports only types from src/protocol, and src/shared.' },
           OCTOKIT,
         ],
       }],
     },
+  },
+  {
+    // What the webview bundle and the core share: pure code that runs in a
+    // browser and in Node alike, so it imports nothing but its neighbours.
+    files: ['src/shared/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./[^/]+$)', message: 'src/shared imports nothing but src/shared: the webview bundle and the core both import it.' }] }] },
   },
   {
     // Tests and benchmarks build models through the port too; only the tests

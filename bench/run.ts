@@ -2,7 +2,7 @@
 // side-by-side ratios; absolute times on a shared machine mean little.
 import * as path from 'node:path';
 
-const benches = ['gate', 'request', 'realText', 'git', 'evolution', 'reset', 'sandbox', 'promptEvolution', 'session', 'view', 'mcp'];
+const benches = ['gate', 'request', 'realText', 'git', 'evolution', 'reset', 'sandbox', 'promptEvolution', 'session', 'view', 'mcp', 'neutralise'];
 /** Run only when named: they start code-server. */
 const onDemand = ['activation', 'sessionReopen'];
 

@@ -1,5 +1,5 @@
 import type { ApprovalAnswer, MAX_PREFIX_CHARS, TranscriptEntry } from '../src/protocol/chat';
-import { visibleLabel } from './visibleText';
+import { visibleLabel } from '../src/shared/visibleText';
 import { actionButton, actionRow, code, disable, foldable, line, lineCount, liveNote, uniqueId, visibleNodes, who } from './entryParts';
 
 type ApprovalEntry = Extract<TranscriptEntry, { kind: 'approval' }>;

@@ -1,4 +1,5 @@
 import type { DriftPoint, DriftView } from '../src/protocol/chat';
+import { visibleText } from '../src/shared/visibleText';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -43,9 +44,10 @@ export function renderDrift(root: HTMLElement, drift: DriftView): void {
 function openLine(window: DriftView['openWindow']): HTMLElement {
   const open = document.createElement('p');
   open.className = 'drift-open';
+  // The model and provider names come from drift.jsonl: shown with their hiding characters as marks.
   if (!window) open.textContent = 'The count is anchored to the provider\'s own numbers.';
-  else if (window.reason === 'switch') open.textContent = `The model changed at ${window.since} (from ${window.model} @ ${window.provider}): the next reply re-anchors.`;
-  else open.textContent = `The provider's count has been missing or not trusted since ${window.since} (${window.reason}, ${window.model} @ ${window.provider}): the count is Candor's estimate until it counts again.`;
+  else if (window.reason === 'switch') open.textContent = visibleText(`The model changed at ${window.since} (from ${window.model} @ ${window.provider}): the next reply re-anchors.`);
+  else open.textContent = visibleText(`The provider's count has been missing or not trusted since ${window.since} (${window.reason}, ${window.model} @ ${window.provider}): the count is Candor's estimate until it counts again.`);
   return open;
 }
 

@@ -1,4 +1,4 @@
-import { visibleParts, type VisibleOptions } from './visibleText';
+import { visibleParts, type VisibleOptions } from '../src/shared/visibleText';
 
 /**
  * The pieces the entries that wait for the user share (a command, an MCP

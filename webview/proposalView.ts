@@ -1,6 +1,6 @@
 import type { ProposalAnswer, TranscriptEntry } from '../src/protocol/chat';
 import { actionButton, actionRow, code, disable, foldable, line, lineCount, liveNote, visibleNodes, who } from './entryParts';
-import { visibleLabel } from './visibleText';
+import { visibleLabel } from '../src/shared/visibleText';
 import { diffLineKinds } from './diffLines';
 import { icon } from './icons';
 

@@ -1,4 +1,6 @@
 import type { RantView, RunView, WebviewMessage } from '../src/protocol/chat';
+import { visibleLabel, visibleText } from '../src/shared/visibleText';
+import { visibleNodes } from './entryParts';
 import { button } from './toolkit';
 
 /** Statuses that wait for the user or a run; the others are settled (acted, answered, routed, out of scope, dismissed). */
@@ -7,7 +9,10 @@ const OPEN: ReadonlySet<RantView['status']> = new Set(['new', 'queued', 'waiting
 /**
  * The rants and the evolution runs: the class and status of each complaint
  * (a confusion with its answer, a duplicate with the rant it repeats), the
- * last runs with their diffstat and gate output.
+ * last runs with their diffstat and gate output. Text from the data files
+ * (the rant, the model's answer and summary, file names, the gate's tail)
+ * shows every hiding character as a mark (docs/architecture.md, "Text bound
+ * for a person").
  */
 export function renderRants(root: HTMLElement, summary: HTMLElement, rants: readonly RantView[], runs: readonly RunView[], post: (m: WebviewMessage) => void): void {
   const open = rants.filter((r) => OPEN.has(r.status)).length;
@@ -22,20 +27,20 @@ export function renderRants(root: HTMLElement, summary: HTMLElement, rants: read
     item.dataset.id = rant.id;
     const text = document.createElement('span');
     text.className = 'rant-text';
-    text.textContent = rant.text.split('\n')[0] ?? '';
-    text.title = rant.text;
+    text.append(...visibleNodes(rant.text.split('\n')[0] ?? ''));
+    text.title = visibleText(rant.text, { keepLayout: true });
     const status = document.createElement('span');
     status.className = 'rant-status';
-    status.textContent = [rant.class, rant.status, rant.duplicateOf ? `of ${rant.duplicateOf}` : null, rant.branch].filter(Boolean).join(' · ');
+    status.textContent = visibleText([rant.class, rant.status, rant.duplicateOf ? `of ${rant.duplicateOf}` : null, rant.branch].filter(Boolean).join(' · '));
     item.append(text, status);
     if (rant.answer) {
       const answer = document.createElement('p');
       answer.className = 'rant-answer';
-      answer.textContent = rant.answer;
+      answer.append(...visibleNodes(rant.answer, { keepLayout: true }));
       item.append(answer);
     }
     if (OPEN.has(rant.status)) {
-      item.append(button('Dismiss', 'secondary', () => post({ type: 'dismissRant', id: rant.id }), `Dismiss rant: ${text.textContent}`));
+      item.append(button('Dismiss', 'secondary', () => post({ type: 'dismissRant', id: rant.id }), `Dismiss rant: ${visibleLabel(rant.text.split('\n')[0] ?? '')}`));
     }
     list.append(item);
   }
@@ -54,21 +59,21 @@ export function renderRants(root: HTMLElement, summary: HTMLElement, rants: read
     const details = document.createElement('details');
     details.className = `run ${run.outcome}`;
     const head = document.createElement('summary');
-    head.textContent = `${run.ts.replace('T', ' ').slice(0, 16)} · ${run.outcome}${run.branch ? ` · ${run.branch}` : ''}${run.pullRequest ? ` · #${run.pullRequest.number}${run.ci ? ` ${CI_SHORT[run.ci.state]}` : ''}` : ''}`;
+    head.textContent = visibleText(`${run.ts.replace('T', ' ').slice(0, 16)} · ${run.outcome}${run.branch ? ` · ${run.branch}` : ''}${run.pullRequest ? ` · #${run.pullRequest.number}${run.ci ? ` ${CI_SHORT[run.ci.state]}` : ''}` : ''}`);
     details.append(head);
     const reason = document.createElement('p');
-    reason.textContent = run.reason;
+    reason.append(...visibleNodes(run.reason, { keepLayout: true }));
     details.append(reason);
     if (run.diffstat) {
       const pre = document.createElement('pre');
-      pre.textContent = run.diffstat;
+      pre.append(...visibleNodes(run.diffstat, { keepLayout: true }));
       details.append(pre);
     }
     if (run.gateTail) {
       const label = document.createElement('p');
       label.textContent = `${gateVerdict(run)}; output tail${run.gateFlaky ? ' of the first failure' : ''}:`;
       const pre = document.createElement('pre');
-      pre.textContent = run.gateTail;
+      pre.append(...visibleNodes(run.gateTail, { keepLayout: true }));
       details.append(label, pre);
     }
     if (run.pullRequest) details.append(pullRequestLine(run.pullRequest, run.ci));

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { LineRedactor, type SecretSet } from '../core/redact';
+import { TerminalRows } from '../core/terminalRows';
 
 /**
  * The CLI's stdout and stderr (docs/architecture.md, "Evolution"): a gate
@@ -16,7 +17,10 @@ import { LineRedactor, type SecretSet } from '../core/redact';
  * - the process exits only once both queues are written out.
  *
  * Every byte is redacted first, a whole line at a time, so a key split
- * across two writes is still caught (docs/architecture.md, "Secrets").
+ * across two writes is still caught (docs/architecture.md, "Secrets"); then
+ * its control characters are shown as marks and streamed output gets its
+ * prefix on every row (`TerminalRows`, docs/architecture.md, "Text bound for
+ * a person").
  */
 
 /** Streamed output waiting for a slow reader beyond this is dropped. */
@@ -26,6 +30,17 @@ export const BACKLOG_BYTES = 8 * 1024 * 1024;
 export interface Sink {
   write(chunk: Uint8Array, done: (error?: Error | null) => void): boolean;
   once(event: 'drain', listener: () => void): unknown;
+}
+
+/**
+ * The UTF-8 bytes of `text`. Laid out output is never Latin-1 (its rows
+ * start with `│`), and on such a string writing into a buffer of the largest
+ * size it can take, then copying what was written, is faster than
+ * `Buffer.from` or TextEncoder (`npm run bench -- neutralise`).
+ */
+export function utf8Bytes(text: string): Buffer {
+  const room = Buffer.allocUnsafe(text.length * 3);
+  return Buffer.from(room.subarray(0, room.write(text)));
 }
 
 /** The line that stands for the output dropped while the reader was behind. */
@@ -62,14 +77,19 @@ export class OutputQueue {
     this.#push(bytes);
   }
 
-  /** Bytes that may be dropped when the reader is this far behind. */
-  offer(bytes: Buffer): void {
-    if (this.#broken || bytes.length === 0) return;
+  /**
+   * Bytes that may be dropped when the reader is this far behind; dropped,
+   * they count as `shownAs` bytes not shown (the output's own length, before
+   * Candor laid it out). False when they were dropped.
+   */
+  offer(bytes: Buffer, shownAs = bytes.length): boolean {
+    if (this.#broken || bytes.length === 0) return !this.#broken;
     if (this.#dropping || this.#queued + this.#inFlight + bytes.length > this.backlogBytes) {
-      this.#drop(bytes.length);
-      return;
+      this.#drop(shownAs);
+      return false;
     }
     this.#push(bytes);
+    return true;
   }
 
   /** Counts `count` offered bytes as not shown, as `offer` does past the backlog. */
@@ -173,24 +193,43 @@ export class OutputQueue {
   }
 }
 
-/** One of the CLI's two streams: redaction by whole lines, then the queue. */
+/** What a `CliStream` is given besides its sink. */
+export interface CliStreamOptions {
+  readonly backlogBytes?: number;
+  readonly maxLine?: number;
+  /** The terminal's width now (`stdout.columns`), undefined for a pipe or a file: rows are broken at it. */
+  readonly columns?: () => number | undefined;
+}
+
+/**
+ * One of the CLI's two streams: redaction by whole lines, control
+ * characters shown, rows laid out (`TerminalRows`), then the queue. Candor's
+ * own text and streamed output are held apart until each ends a line, so a
+ * gate's unfinished line never joins one of Candor's.
+ */
 export class CliStream {
   readonly #queue: OutputQueue;
-  readonly #lines: LineRedactor;
+  readonly #own: LineRedactor;
+  readonly #streamed: LineRedactor;
+  readonly #rows: TerminalRows;
   readonly #decoder = new StringDecoder('utf8');
-  /** The redactor holds no unfinished line: the last text it was given ended one. */
-  #heldNothing = true;
+  /** Which redactor holds an unfinished line, if either does. */
+  #holding: 'own' | 'stream' | undefined;
 
-  constructor(sink: Sink, secrets: SecretSet, options: { readonly backlogBytes?: number; readonly maxLine?: number } = {}) {
+  constructor(sink: Sink, secrets: SecretSet, options: CliStreamOptions = {}) {
     this.#queue = new OutputQueue(sink, options.backlogBytes);
-    this.#lines = new LineRedactor(secrets, options.maxLine ?? 65_536);
+    this.#own = new LineRedactor(secrets, options.maxLine ?? 65_536);
+    this.#streamed = new LineRedactor(secrets, options.maxLine ?? 65_536);
+    this.#rows = new TerminalRows(options.columns);
   }
 
   /** Text that must arrive: a line of the run, a message, its outcome. */
   write(chunk: string | Uint8Array): void {
     const text = typeof chunk === 'string' ? chunk : this.#decoder.write(Buffer.from(chunk));
-    if (text !== '') this.#heldNothing = text.endsWith('\n');
-    this.#keep(this.#lines.push(text));
+    if (text === '') return;
+    if (this.#holding === 'stream') this.#offer(this.#streamed.flush());
+    this.#holding = text.endsWith('\n') ? undefined : 'own';
+    this.#keep(this.#own.push(text));
   }
 
   /** One line that must arrive. */
@@ -202,15 +241,20 @@ export class CliStream {
   stream(chunk: string): void {
     if (chunk === '') return;
     // Whole lines while dropping go without being redacted or copied: nothing of them is shown, and nothing is held.
-    if (this.#heldNothing && chunk.endsWith('\n') && this.#queue.dropWhileDropping(Buffer.byteLength(chunk))) return;
-    this.#heldNothing = chunk.endsWith('\n');
-    const text = this.#lines.push(chunk);
-    if (text !== '') this.#queue.offer(Buffer.from(text));
+    if (this.#holding === undefined && chunk.endsWith('\n') && this.#queue.dropWhileDropping(Buffer.byteLength(chunk))) {
+      this.#rows.lostRow();
+      return;
+    }
+    if (this.#holding === 'own') this.#keep(this.#own.flush());
+    this.#holding = chunk.endsWith('\n') ? undefined : 'stream';
+    this.#offer(this.#streamed.push(chunk));
   }
 
   /** Writes what is still held (a last line without its newline); resolves once all of it is out. */
   end(): Promise<void> {
-    this.#keep(this.#lines.push(this.#decoder.end()) + this.#lines.flush());
+    this.#offer(this.#streamed.flush());
+    this.#keep(this.#own.push(this.#decoder.end()) + this.#own.flush());
+    this.#holding = undefined;
     return this.#queue.idle();
   }
 
@@ -220,7 +264,12 @@ export class CliStream {
   }
 
   #keep(text: string): void {
-    if (text !== '') this.#queue.keep(Buffer.from(text));
+    if (text !== '') this.#queue.keep(utf8Bytes(this.#rows.own(text)));
+  }
+
+  #offer(text: string): void {
+    if (text === '') return;
+    if (!this.#queue.offer(utf8Bytes(this.#rows.stream(text)), Buffer.byteLength(text))) this.#rows.lostRow();
   }
 }
 
@@ -228,7 +277,7 @@ export class CliStream {
  * Routes every write to `stream` (console lines included) through a
  * `CliStream` over the stream's own write; returns that `CliStream`.
  */
-export function redactStream(stream: NodeJS.WriteStream, secrets: SecretSet, options: { readonly backlogBytes?: number; readonly maxLine?: number } = {}): CliStream {
+export function redactStream(stream: NodeJS.WriteStream, secrets: SecretSet, options: CliStreamOptions = {}): CliStream {
   const write = stream.write.bind(stream) as (chunk: Uint8Array, done: (error?: Error | null) => void) => boolean;
   const out = new CliStream({ write, once: (event, listener) => stream.once(event, listener) }, secrets, options);
   stream.on('error', () => out.broken());
@@ -256,9 +305,10 @@ export interface CliStreams {
   readonly stderr: CliStream;
 }
 
-/** Takes over the process's stdout and stderr. */
+/** Takes over the process's stdout and stderr; on a terminal, rows are broken at its width as it is now. */
 export function processStreams(secrets: SecretSet): CliStreams {
-  return { stdout: redactStream(process.stdout, secrets), stderr: redactStream(process.stderr, secrets) };
+  const columns = (stream: NodeJS.WriteStream) => (): number | undefined => (stream.isTTY ? stream.columns : undefined);
+  return { stdout: redactStream(process.stdout, secrets, { columns: columns(process.stdout) }), stderr: redactStream(process.stderr, secrets, { columns: columns(process.stderr) }) };
 }
 
 /**

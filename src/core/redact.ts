@@ -7,6 +7,7 @@
  * and the password of any `scheme://user:password@host`, whoever's they are.
  */
 import type { Logger } from './log';
+import { visibleText } from '../shared/visibleText';
 
 export const REDACTED = '[redacted]';
 
@@ -179,13 +180,19 @@ export class SecretSet {
   }
 }
 
-/** A logger that redacts every line before `sink` sees it, with the secrets known at the time of the call. */
+/**
+ * A logger that redacts every line before `sink` sees it, with the secrets
+ * known at the time of the call, and shows its control characters as marks
+ * (docs/architecture.md, "Text bound for a person"): a log line quotes
+ * servers, models and file names.
+ */
 export function redactingLogger(sink: Logger, secrets: SecretSet): Logger {
+  const clean = (m: string): string => visibleText(secrets.redact(m), { keepLayout: true });
   return {
-    trace: (m) => sink.trace(secrets.redact(m)),
-    info: (m) => sink.info(secrets.redact(m)),
-    warn: (m) => sink.warn(secrets.redact(m)),
-    error: (m) => sink.error(secrets.redact(m)),
+    trace: (m) => sink.trace(clean(m)),
+    info: (m) => sink.info(clean(m)),
+    warn: (m) => sink.warn(clean(m)),
+    error: (m) => sink.error(clean(m)),
   };
 }
 

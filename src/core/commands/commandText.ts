@@ -1,3 +1,5 @@
+import { visibleParts } from '../../shared/visibleText';
+
 /**
  * The rules about a command line that approval rests on
  * (docs/architecture.md, "Commands"): when a remembered or configured
@@ -55,14 +57,13 @@ export function hasOperatorOutsideQuotes(text: string): boolean {
 /**
  * Why the line must not be typed into a terminal, or undefined: a newline,
  * a carriage return or any other control character would run (or hide)
- * more than the user sees.
+ * more than the user sees; an invisible or bidi character (the one table,
+ * src/shared/visibleText.ts) would hide what runs. A tab is typed as it is.
  */
 export function terminalRefusal(command: string): string | undefined {
   if (/[\n\r]/.test(command)) return 'it holds a line break, which a terminal would run as it is typed';
-  // C0 and C1 controls and DEL: a terminal acts on them.
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(command)) return 'it holds a control character, which a terminal would act on';
-  // Every format character (zero-width, bidi, soft hyphen, word joiner, tags) and the line and paragraph separators.
-  if (/[\p{Cf}\p{Zl}\p{Zp}]/u.test(command)) return 'it holds an invisible or bidirectional character, which would hide what runs';
+  const marks = visibleParts(command, { keepLayout: true }).filter((part) => part.kind !== 'plain');
+  if (marks.some((part) => part.kind === 'control')) return 'it holds a control character, which a terminal would act on';
+  if (marks.length > 0) return 'it holds an invisible or bidirectional character, which would hide what runs';
   return undefined;
 }

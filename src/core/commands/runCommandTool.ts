@@ -42,6 +42,8 @@ export interface CommandToolPorts {
   readonly typeInTerminal: (command: string, place: CommandPlace) => void;
   /** Every byte of output goes here too (the "Candor: Commands" terminal). */
   readonly echo?: (text: string) => void;
+  /** The line about to run, before its output in that terminal. */
+  readonly echoCommand?: (command: string) => void;
 }
 
 /** What the chat entry keeps of the output while it streams: its end. */
@@ -117,7 +119,7 @@ async function execute(ports: CommandToolPorts, call: ToolCall, id: string, ask:
     lastShown = Date.now();
     call.show({ id, kind: 'approval', ask, decision: 'allowed', output: shownOutput() });
   };
-  ports.echo?.(`\r\n$ ${ask.command}\r\n`);
+  ports.echoCommand?.(ask.command);
   let ending: Awaited<ReturnType<CommandToolPorts['execute']>>;
   try {
     ending = await ports.execute(ask.command, place, {

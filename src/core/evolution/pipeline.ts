@@ -345,7 +345,8 @@ class EvolutionRun {
       run: this.#runId, branch: shipped.branch, commit: shipped.commit,
     });
     this.io.print(`committed ${shipped.commit.slice(0, 12)} on ${shipped.branch} in the scratch clone`);
-    this.io.print(size.diffstat);
+    // A printed line is one line (redactedIO.ts): the diffstat's lines go one by one.
+    for (const line of size.diffstat.split('\n')) this.io.print(line);
     return {
       outcome: 'shipped',
       rants,

@@ -2,6 +2,7 @@ import { planPullRequest } from '../github/pullRequest';
 import { pullRequestText } from '../github/prText';
 import { connectPullRequest, shownRemoteUrl } from './pullRequestConnect';
 import type { PullRequestContext, PullRequestPreview } from './pullRequestContext';
+import { visibleText } from '../../shared/visibleText';
 import { baseOf, branchState, checkRunRepository, commitMessageOf, shippedRun, textInputOf } from './pullRequestRun';
 
 /**
@@ -33,7 +34,8 @@ export async function previewPullRequest(ctx: PullRequestContext, branch: string
     repository: { owner: pushedTo.owner, repo: pushedTo.repo, public: !pushedTo.private, fork: pushedTo.fork },
     target: { owner: plan.target.owner, repo: plan.target.repo },
     base: plan.base,
-    commitMessage: redact(pushedMessage.trimEnd()),
+    // The branch's message may be the user's or an older Candor's: its control characters are shown as marks here too.
+    commitMessage: visibleText(redact(pushedMessage.trimEnd()), { keepLayout: true }),
     title,
     body,
     handOff: state.handOff,

@@ -1,5 +1,6 @@
 import type { Logger } from '../log';
 import { redact } from '../redact';
+import { visibleText } from '../../shared/visibleText';
 
 /** What a run prints, logs and streams; see EvolutionIO. */
 export interface RunOutput<Phase extends string = string> {
@@ -18,13 +19,21 @@ const MAX_HELD_CHARS = 64 * 1024;
  * Everything a run prints, logs or streams, through `redact` with the run's
  * secrets (docs/architecture.md, "Secrets"). Streamed command output is
  * redacted a whole line at a time, so a key split across two chunks is
- * still caught.
+ * still caught. A printed line is one line whatever it quotes (the model's
+ * words, a file name, a server's error): its control characters, a line
+ * feed among them, are shown as marks, so nothing it holds starts a row of
+ * its own or drives the terminal; logged messages keep their line feeds.
+ * Streamed output is left to the terminal it goes to, which shows its
+ * marks and prefixes its rows (docs/architecture.md, "Text bound for a
+ * person").
  */
 export function redactedOutput<Phase extends string>(
   io: { print(line: string): void; onPhase?(phase: Phase): void; onOutput?(chunk: string): void; readonly log?: Logger },
   secrets: readonly string[],
 ): RunOutput<Phase> {
   const clean = (text: string): string => redact(text, secrets);
+  const oneLine = (text: string): string => visibleText(clean(text));
+  const message = (text: string): string => visibleText(clean(text), { keepLayout: true });
   let held = '';
   const flush = (): void => {
     if (held === '') return;
@@ -36,7 +45,7 @@ export function redactedOutput<Phase extends string>(
   return {
     print(line) {
       flush();
-      io.print(clean(line));
+      io.print(oneLine(line));
     },
     ...(io.onPhase !== undefined ? { onPhase: (phase: Phase) => io.onPhase?.(phase) } : {}),
     ...(io.onOutput !== undefined
@@ -56,10 +65,10 @@ export function redactedOutput<Phase extends string>(
     ...(log !== undefined
       ? {
           log: {
-            trace: (message: string) => log.trace(clean(message)),
-            info: (message: string) => log.info(clean(message)),
-            warn: (message: string) => log.warn(clean(message)),
-            error: (message: string) => log.error(clean(message)),
+            trace: (text: string) => log.trace(message(text)),
+            info: (text: string) => log.info(message(text)),
+            warn: (text: string) => log.warn(message(text)),
+            error: (text: string) => log.error(message(text)),
           },
         }
       : {}),

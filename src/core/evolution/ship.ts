@@ -5,6 +5,7 @@ import type { RantClass } from './classify';
 import { CANDOR_IDENTITY } from '../identity';
 import { scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
 import { clip } from '../text';
+import { visibleText } from '../../shared/visibleText';
 
 export const RANT_TRAILER = 'Candor-Rant';
 
@@ -57,13 +58,19 @@ function redactor(options: ShipOptions): (text: string) => string {
   return (text) => set.redact(text);
 }
 
+/** Words Candor did not write, as a commit holds them: control characters shown as marks (docs/architecture.md, "Text bound for a person"). */
+function shown(text: string): string {
+  return visibleText(text, { keepLayout: true });
+}
+
 /**
  * The message of a change's commit. Each part is redacted before it is
  * clipped (a clip could cut a key in half, and half a key matches nothing),
- * and the whole once more at the end.
+ * and the whole once more at the end. The rant and the model's summary are
+ * shown with their control characters as marks, and bounded.
  */
 export function commitMessage(input: Omit<ShipInput, 'base' | 'tree'>, redact: (text: string) => string = (text) => text): string {
-  const text = redact(input.rant.text.trim());
+  const text = shown(redact(input.rant.text.trim()));
   const firstLine = text.split('\n', 1)[0]?.trim() ?? '';
   const subject = clip(`candor: ${firstLine}`, 72);
   const quoted = clip(text, 2000)
@@ -71,7 +78,7 @@ export function commitMessage(input: Omit<ShipInput, 'base' | 'tree'>, redact: (
     .map((line) => `> ${line}`.trimEnd())
     .join('\n');
   const parts = [subject, `Addresses the rant of ${input.rant.ts}${input.class !== null ? ` (${input.class})` : ''}:\n${quoted}`];
-  const summary = quoteMarkers(redact(input.summary.trim()));
+  const summary = quoteMarkers(shown(redact(input.summary.trim())));
   if (summary !== '') parts.push(clip(summary, 4000));
   parts.push(`${RANT_TRAILER}: ${input.rant.id}`);
   return redact(`${parts.join('\n\n')}\n`);
@@ -92,10 +99,11 @@ export async function shipChange(scratch: Scratch, input: ShipInput, options: Sh
 /**
  * Commits exactly `tree` on top of `parent` as Candor and points `branch` at
  * it: how a prepared revert ships (see rollback.ts). Nothing of the work
- * tree is read; the message is redacted first.
+ * tree is read; the message is redacted first, its control characters shown
+ * as marks (it quotes subjects of commits Candor did not write).
  */
 export async function commitOnBranch(scratch: Scratch, input: { readonly branch: string; readonly tree: string; readonly parent: string; readonly message: string }, options: ShipOptions = {}): Promise<Shipped> {
-  const commit = (await scratchGit(scratch, [...COMMIT_CONFIG, 'commit-tree', input.tree, '-p', input.parent, '-F', '-'], { ...options, input: redactor(options)(input.message) })).trim();
+  const commit = (await scratchGit(scratch, [...COMMIT_CONFIG, 'commit-tree', input.tree, '-p', input.parent, '-F', '-'], { ...options, input: shown(redactor(options)(input.message)) })).trim();
   await scratchGit(scratch, ['branch', '--force', '--no-track', input.branch, commit], options);
   return { branch: input.branch, commit };
 }

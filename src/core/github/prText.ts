@@ -1,4 +1,5 @@
 import { clip } from '../text';
+import { visibleText } from '../../shared/visibleText';
 
 /** The local gate's result, as the run's record keeps it (GateSummary fits). */
 export interface PullRequestGate {
@@ -38,17 +39,20 @@ const DIFFSTAT_MAX = 4000;
  * that takes the description as its message keeps `Candor-Rant:`; the
  * rant is quoted, and so is any other line that reads like a Candor
  * trailer or a revert note: the rollback trusts those lines wherever they
- * are in a message, and only Candor may write them.
+ * are in a message, and only Candor may write them. Every part Candor did
+ * not write (the model's summary, the rant, the gate's tail, file names) is
+ * shown with its control characters as marks (docs/architecture.md, "Text
+ * bound for a person"), the title as one line.
  */
 export function pullRequestText(input: PullRequestTextInput, redact: (text: string) => string): { readonly title: string; readonly body: string } {
-  const title = quoteMarkers(redact(clip(firstLine(redact(input.summary)) || firstLine(redact(input.rantText)) || 'Candor change', TITLE_MAX)));
-  const summary = quoteMarkers(clip(redact(input.summary.trim()), SUMMARY_MAX));
+  const title = quoteMarkers(redact(clip(visibleText(firstLine(redact(input.summary)) || firstLine(redact(input.rantText)) || 'Candor change'), TITLE_MAX)));
+  const summary = quoteMarkers(clip(shown(redact(input.summary.trim())), SUMMARY_MAX));
   const sections = [
     ...(summary !== '' ? [`## The change\n\n${summary}`] : []),
-    `## The rant\n\n${quote(clip(redact(input.rantText.trim()), RANT_MAX))}`,
+    `## The rant\n\n${quote(clip(shown(redact(input.rantText.trim())), RANT_MAX))}`,
     `## The local gate\n\n${gateText(input.gate, redact)}`,
   ];
-  if (input.diffstat !== null && input.diffstat.trim() !== '') sections.push(`## Diffstat\n\n${fenced(quoteMarkers(clip(redact(input.diffstat.trimEnd()), DIFFSTAT_MAX)))}`);
+  if (input.diffstat !== null && input.diffstat.trim() !== '') sections.push(`## Diffstat\n\n${fenced(quoteMarkers(clip(shown(redact(input.diffstat.trimEnd())), DIFFSTAT_MAX)))}`);
   const trailers = [...(input.rantId !== null ? [`Candor-Rant: ${input.rantId}`] : []), ...(input.trailers ?? [])].map((line) => oneLine(redact(line)));
   if (trailers.length > 0) sections.push(trailers.join('\n'));
   return { title, body: redact(sections.join('\n\n')) };
@@ -62,8 +66,13 @@ function gateText(gate: PullRequestGate | null, redact: (text: string) => string
   const verdict = gate.flaky ? 'Flaky: failed, then passed on the same tree' : gate.passed ? 'Passed' : 'Failed';
   const time = gate.ms !== undefined ? ` in ${Math.round(gate.ms / 100) / 10} s` : '';
   const line = `${verdict}${time}${counts ? ` (${counts})` : ''}, in Candor's sandbox.`;
-  const tail = quoteMarkers(clip(redact(gate.tail.trimEnd()), TAIL_MAX));
+  const tail = quoteMarkers(clip(shown(redact(gate.tail.trimEnd())), TAIL_MAX));
   return tail === '' ? line : `${line}\n\n${fenced(tail)}`;
+}
+
+/** Text Candor did not write, its control characters shown as marks, its lines kept. */
+function shown(text: string): string {
+  return visibleText(text, { keepLayout: true });
 }
 
 function firstLine(text: string): string {

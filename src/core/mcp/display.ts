@@ -1,22 +1,21 @@
+import { hasMarks, visibleParts, visibleText } from '../../shared/visibleText';
+
 /**
  * How a name or a command line from a definition is shown to people: every
  * character that would hide or rearrange text (a newline, a bidi override, a
- * zero-width space) written out as an escape, so a dialog or a problem line
- * shows what is really there.
+ * zero-width space) shown by its mark (docs/architecture.md, "Text bound for
+ * a person"), so a dialog or a problem line shows what is really there.
  */
 
-/** Characters that do not show as themselves: controls, format characters (bidi, zero-width), line and paragraph separators. */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
-
-/** Whether `text` holds a character that does not show as itself. */
+/** Whether `text` holds a character that does not show as itself (one the table of src/shared/visibleText.ts marks). */
 export function hasInvisible(text: string): boolean {
-  return new RegExp(INVISIBLE.source, 'u').test(text);
+  return hasMarks(text);
 }
 
-/** A name in double quotes, clipped, with every invisible character escaped: `"my\nserver"`. */
+/** A name in double quotes, clipped, with every invisible character shown by its mark: `"my␊server"`. */
 export function quoteName(name: string, max = 80): string {
   const clipped = name.length > max ? `${name.slice(0, max - 1)}…` : name;
-  return `"${clipped.replace(/["\\]/g, (c) => `\\${c}`).replace(INVISIBLE, escapeChar)}"`;
+  return `"${visibleText(clipped.replace(/["\\]/g, (c) => `\\${c}`))}"`;
 }
 
 /** The mask shown for a secret value. */
@@ -34,14 +33,16 @@ export function shellQuote(word: string): string {
   if (word === '') return "''";
   if (SHELL_SAFE.test(word.replaceAll(MASK, 'x'))) return word;
   if (!hasInvisible(word)) return `'${word.replace(/'/g, `'\\''`)}'`;
-  const escaped = word.replace(/[\\']/g, (c) => `\\${c}`).replace(INVISIBLE, escapeChar);
+  const escaped = visibleParts(word)
+    .map((part) => (part.code === undefined ? part.text.replace(/[\\']/g, (c) => `\\${c}`) : escapeCode(part.code)))
+    .join('');
   return `$'${escaped}'`;
 }
 
-function escapeChar(ch: string): string {
-  if (ch === '\n') return '\\n';
-  if (ch === '\r') return '\\r';
-  if (ch === '\t') return '\\t';
-  const code = ch.codePointAt(0) ?? 0;
+/** A marked character as a `$'…'` escape, so the line can be typed as shown. */
+function escapeCode(code: number): string {
+  if (code === 0x0a) return '\\n';
+  if (code === 0x0d) return '\\r';
+  if (code === 0x09) return '\\t';
   return code > 0xffff ? `\\U${code.toString(16).padStart(8, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }

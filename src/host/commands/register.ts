@@ -52,6 +52,7 @@ export function registerCommands(store: DisposableStore, ports: Ports, deps: Com
     },
     typeInTerminal: (command, place) => terminals.typeIn(command, place.cwd),
     echo: (text) => terminals.echo(text),
+    echoCommand: (command) => terminals.echoCommand(command),
   });
   const host = toolHost([tool]);
   let offered = false;

@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
 import { LineRedactor, type SecretSet } from '../../core/redact';
+import { TerminalRows } from '../../core/terminalRows';
+import { visibleText } from '../../shared/visibleText';
 import { Disposable } from '../platform/lifecycle';
 
 /** Most output the terminal holds back while it is not open yet. */
@@ -7,9 +9,12 @@ const HELD_CHARS = 1_000_000;
 
 /**
  * "Candor: Commands", the pseudoterminal every command's full output goes to
- * (redacted line by line, so a key split across chunks is still caught);
- * and Run in Terminal, which types a line into a terminal of the user's,
- * never pressing Enter.
+ * (redacted line by line, so a key split across chunks is still caught),
+ * each command's line first; the output's control characters shown as
+ * marks, its rows prefixed and broken at the terminal's width
+ * (`TerminalRows`, docs/architecture.md, "Text bound for a person"). And Run
+ * in Terminal, which types a line into a terminal of the user's, never
+ * pressing Enter.
  */
 export class CommandTerminals extends Disposable {
   private terminal: vscode.Terminal | undefined;
@@ -17,8 +22,11 @@ export class CommandTerminals extends Disposable {
   private held = '';
   private open = false;
   private readonly lines: LineRedactor;
+  /** The terminal's width, from `open` and `setDimensions`; undefined until VS Code says. */
+  private columns: number | undefined;
+  private readonly rows = new TerminalRows(() => this.columns);
 
-  constructor(secrets: SecretSet) {
+  constructor(private readonly secrets: SecretSet) {
     super();
     this.lines = new LineRedactor(secrets);
     this.register({ dispose: () => this.terminal?.dispose() });
@@ -26,13 +34,24 @@ export class CommandTerminals extends Disposable {
       if (closed === this.terminal) {
         this.terminal = undefined;
         this.open = false;
+        this.rows.lostRow();
       }
     }));
   }
 
-  /** Output of a command (or its header line), raw: redacted here. */
+  /** The line a command runs, before its output: one line, its controls shown. */
+  echoCommand(command: string): void {
+    this.show(this.rows.stream(this.lines.flush()) + this.rows.own(`\n$ ${visibleText(this.secrets.redact(command))}\n`));
+  }
+
+  /** Output of a command, raw: redacted and laid out here. */
   echo(text: string): void {
-    const out = this.lines.push(text).replace(/\r?\n/g, '\r\n');
+    this.show(this.rows.stream(this.lines.push(text)));
+  }
+
+  /** The terminal wants CRLF (laid out text holds no CR of its own). */
+  private show(text: string): void {
+    const out = text.replace(/\n/g, '\r\n');
     if (out === '') return;
     this.ensure();
     if (this.open) this.write.fire(out);
@@ -50,10 +69,14 @@ export class CommandTerminals extends Disposable {
     if (this.terminal) return;
     const pty: vscode.Pseudoterminal = {
       onDidWrite: this.write.event,
-      open: () => {
+      open: (dimensions) => {
+        this.columns = dimensions?.columns;
         this.open = true;
         if (this.held !== '') this.write.fire(this.held);
         this.held = '';
+      },
+      setDimensions: (dimensions) => {
+        this.columns = dimensions.columns;
       },
       close: () => {
         this.open = false;

@@ -10,6 +10,7 @@ import type { Notifier } from '../platform/notify';
 import { Disposable } from '../platform/lifecycle';
 import { registerCommand } from '../platform/command';
 import { RunTerminal } from '../platform/runTerminal';
+import { visibleText } from '../../shared/visibleText';
 import { vscodeUnsavedBuffers } from '../git/workspaceGit';
 import { errorMessage } from '../../core/errorMessage';
 import type { CiCulpritResult } from '../../core/github/ciHistory';
@@ -116,9 +117,14 @@ export class EvolutionFeature extends Disposable implements vscode.TaskProvider 
     return task;
   }
 
-  /** A task closes its terminal itself; a plain terminal stays open until a key is pressed. */
+  /**
+   * A task closes its terminal itself; a plain terminal stays open until a
+   * key is pressed. Each printed line is one line, whatever it quotes (a
+   * reason, a server's error): a line feed in it shows as ␊
+   * (docs/architecture.md, "Text bound for a person").
+   */
   private terminal(keepOpen = false): vscode.Pseudoterminal {
-    return new RunTerminal((out, signal) => this.run(signal, (line) => out.line(line), (chunk) => out.chunk(chunk)), this.deps.keys.secrets, { keepOpen });
+    return new RunTerminal((out, signal) => this.run(signal, (line) => out.line(visibleText(line)), (chunk) => out.chunk(chunk)), this.deps.keys.secrets, { keepOpen });
   }
 
   private async run(signal: AbortSignal, print: (line: string) => void, output: (chunk: string) => void): Promise<number> {

@@ -2,6 +2,8 @@ import { setMaxListeners } from 'node:events';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/errorMessage';
 import { LineRedactor, type SecretSet } from '../../core/redact';
+import { TerminalRows } from '../../core/terminalRows';
+import { visibleText } from '../../shared/visibleText';
 
 export interface RunOutput {
   line(text?: string): void;
@@ -18,8 +20,11 @@ export interface RunTerminalOptions {
 
 /**
  * The one pseudoterminal of a run (evolution, prompt evolution): prints the
- * run, everything redacted (docs/architecture.md, "Secrets"); Ctrl+C or
- * closing it aborts the run; its exit code is the run's.
+ * run, everything redacted (docs/architecture.md, "Secrets"), every control
+ * character shown as a mark and every row of a command's output prefixed,
+ * broken at the terminal's width (`TerminalRows`, docs/architecture.md,
+ * "Text bound for a person"); Ctrl+C or closing it aborts the run; its exit
+ * code is the run's.
  */
 export class RunTerminal implements vscode.Pseudoterminal {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
@@ -28,6 +33,9 @@ export class RunTerminal implements vscode.Pseudoterminal {
   readonly onDidClose = this.closeEmitter.event;
   private readonly abort = new AbortController();
   private readonly chunks: LineRedactor;
+  /** The terminal's width, from `open` and `setDimensions`; undefined until VS Code says. */
+  private columns: number | undefined;
+  private readonly rows = new TerminalRows(() => this.columns);
   private statusOpen = false;
   /** The exit code, once a keep-open run has ended and waits for a key. */
   private ended: number | undefined;
@@ -42,19 +50,23 @@ export class RunTerminal implements vscode.Pseudoterminal {
     this.chunks = new LineRedactor(secrets);
   }
 
-  open(): void {
+  open(initialDimensions: vscode.TerminalDimensions | undefined): void {
+    this.columns = initialDimensions?.columns;
     const out: RunOutput = {
       line: (text = '') => {
         this.endStatus();
-        this.write(`${this.secrets.redact(text)}\n`);
+        // Output still held (a line without its newline) goes first, as output: it never joins Candor's line.
+        this.write(this.rows.stream(this.chunks.flush()) + this.rows.own(`${this.secrets.redact(text)}\n`));
       },
       status: (text) => {
-        this.writeEmitter.fire(`\r\x1b[2K${this.secrets.redact(text)}`);
+        // Candor's own escape (back to the row's start, erase it); the text is one line with its controls shown.
+        this.write(this.rows.endRow());
+        this.writeEmitter.fire(`\r\x1b[2K${visibleText(this.secrets.redact(text))}`);
         this.statusOpen = true;
       },
       chunk: (text) => {
         this.endStatus();
-        this.write(this.chunks.push(text));
+        this.write(this.rows.stream(this.chunks.push(text)));
       },
     };
     void this.body(out, this.abort.signal).then(
@@ -66,6 +78,10 @@ export class RunTerminal implements vscode.Pseudoterminal {
     );
   }
 
+  setDimensions(dimensions: vscode.TerminalDimensions): void {
+    this.columns = dimensions.columns;
+  }
+
   close(): void {
     this.abort.abort();
   }
@@ -73,14 +89,14 @@ export class RunTerminal implements vscode.Pseudoterminal {
   handleInput(data: string): void {
     if (this.ended !== undefined) this.finish(this.ended);
     else if (data === '\x03') {
-      this.writeEmitter.fire('^C\r\n');
+      this.write(`${this.rows.endRow()}^C\n`);
       this.abort.abort();
     }
   }
 
-  /** The terminal wants CRLF. */
+  /** The terminal wants CRLF (laid out text holds no CR of its own). */
   private write(text: string): void {
-    if (text !== '') this.writeEmitter.fire(text.replace(/\r?\n/g, '\r\n'));
+    if (text !== '') this.writeEmitter.fire(text.replace(/\n/g, '\r\n'));
   }
 
   private endStatus(): void {
@@ -91,7 +107,7 @@ export class RunTerminal implements vscode.Pseudoterminal {
 
   private done(out: RunOutput, code: number): void {
     this.endStatus();
-    this.write(this.chunks.flush());
+    this.write(this.rows.stream(this.chunks.flush()) + this.rows.endRow());
     if (!this.options.keepOpen) {
       this.finish(code);
       return;

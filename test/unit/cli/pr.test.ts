@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EVOLUTION_FILE } from '../../../src/core/evolution/paths';
+import { EVOLUTION_FILE, repoPaths } from '../../../src/core/evolution/paths';
 import { readRuns } from '../../../src/core/evolution/record';
 import { readJsonLines } from '../../../src/core/jsonl';
 import type { FakeGitHub } from '../../helpers/fakeGitHub';
@@ -135,6 +135,27 @@ describe('CLI: candor pr (push an evolution branch and open its pull request)', 
     assert.match(result.stdout, /^CI done: failed \(build: failure\) — \S+\/alice\/agent\/runs\/\d+$/m);
     assert.deepEqual(updateLines(s.dataDir), ['pr', 'ci pending', 'ci failed']);
     assert.match(result.stdout, /pull request: \S+\/pull\/1\n$/);
+  });
+
+  it('the model\'s summary and the gate\'s tail with escapes: the preview and the pull request show them as marks, never as bytes', async () => {
+    const hostile = '\u001b]52;c;Y3VybCB8IHNo\u0007\u001b[1A\u001b[2K\u009b2J\u007f';
+    s = shippedRun({ summary: `Make greet() say hello world.${hostile}\n\nLonger.${hostile}`, tail: `tests ok\n${hostile}\noutcome: shipped` });
+    await fake?.close();
+    ({ fake } = await fakeWithAgent(s.bare));
+    // eslint-disable-next-line no-control-regex -- ESC, BEL, the other C0 controls but LF, DEL, C1
+    const driving = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+    // The trap, armed: the commit holds the bytes as the model wrote them.
+    assert.match(git(repoPaths(s.dataDir, s.agent).scratch, 'log', '-1', '--format=%B', s.commit), driving);
+    const result = await pr(['--yes']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.doesNotMatch(result.stdout, driving);
+    assert.match(result.stdout, /^title: Make greet\(\) say hello world\.␛\]52;c;Y3VybCB8IHNo␇␛\[1A␛\[2K\\u\{009B\}2J␡$/m);
+    const [created] = fake?.calls('pulls/create') ?? [];
+    const { title, body } = created?.body as { title: string; body: string };
+    assert.doesNotMatch(title, driving);
+    assert.doesNotMatch(body, driving);
+    assert.ok(body.includes('Longer.␛]52;c;Y3VybCB8IHNo␇␛[1A␛[2K\\u{009B}2J␡'), body);
+    assert.ok(body.includes('tests ok\n␛]52;c;Y3VybCB8IHNo␇␛[1A␛[2K\\u{009B}2J␡\noutcome: shipped'), body);
   });
 
   it('taken and added to by the user: pushes the agent repository\'s branch as it is, and says so', async () => {

@@ -170,5 +170,19 @@ describe('redact: the one redaction pass', () => {
       assert.equal(sink.lines.length, 4);
       assert.ok(sink.lines.every((l) => !l.includes(STORED_KEY) && !l.includes('abcdefgh')), sink.lines.join('\n'));
     });
+
+    it('no byte of a server, a model or a gate drives the log: ESC, BEL, C1 and DEL are shown as marks, line feeds kept', () => {
+      const attack = 'MCP server said: \u001b]52;c;Y3VybCB8IHNo\u0007\u001b[1A\u001b[2K\u009b2J\u007f\r\nnext line';
+      // The trap, armed: a plain sink takes the bytes as they are.
+      const plain = new MemoryLogger();
+      plain.warn(attack);
+      // eslint-disable-next-line no-control-regex -- the bytes a log must not get
+      const driving = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+      assert.match(plain.lines.join('\n'), driving);
+      const sink = new MemoryLogger();
+      redactingLogger(sink, new SecretSet()).warn(attack);
+      assert.doesNotMatch(sink.lines.join('\n'), driving);
+      assert.ok(sink.lines.join('\n').includes('␛]52;c;Y3VybCB8IHNo␇␛[1A␛[2K\\u{009B}2J␡\nnext line'), sink.lines.join('\n'));
+    });
   });
 });

@@ -9,6 +9,7 @@ import { repoPaths } from '../../../../src/core/evolution/paths';
 import { prepareScratch } from '../../../../src/core/evolution/scratch';
 import { buildCli, runCli, type CliResult } from '../../cli/helpers';
 import { runEvolution } from '../../../../src/core/evolution/pipeline';
+import { STREAM_PREFIX } from '../../../../src/core/terminalRows';
 import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
 
 /**
@@ -87,7 +88,8 @@ describe('a hostile test.sh written by the model: each trap works without the sa
   }
 
   /** Lines the attack printed, over run_tests and the gate. */
-  const said = (mode: 'off' | 'required', what: string): string[] => (runs[mode]?.result.stdout ?? '').split('\n').filter((line) => line.startsWith(`ATTACK ${what}:`));
+  // The gate's output reaches the CLI's stdout with every row prefixed (docs/architecture.md, "Text bound for a person").
+  const said = (mode: 'off' | 'required', what: string): string[] => (runs[mode]?.result.stdout ?? '').split('\n').filter((line) => line.startsWith(`${STREAM_PREFIX}ATTACK ${what}:`)).map((line) => line.slice(STREAM_PREFIX.length));
 
   async function attack(mode: 'off' | 'required'): Promise<Outcome> {
     const before = received.length;

@@ -32,6 +32,10 @@ export interface ShippedOptions {
   readonly remoteUrl?: string | null;
   /** The branch the run started from (the record's `base`). Default `main`. */
   readonly base?: string | null;
+  /** The model's summary, written into the commit as it is (as a Candor that showed no marks would have written it). */
+  readonly summary?: string;
+  /** The gate's output tail in the record. */
+  readonly tail?: string;
 }
 
 /**
@@ -65,7 +69,8 @@ export function shippedRun(options: ShippedOptions = {}): Shipped {
   write(scratch, 'greet.js', "module.exports = () => 'hello world';\n");
   git(scratch, 'add', '-A');
   // As a run whose redaction set did not know the secret yet would have written it.
-  const message = commitMessage({ rant, class: 'agent-code', summary: `Make greet() say hello world.\n\nThe longer greeting answers the rant (${SECRET}).` });
+  const summary = options.summary ?? `Make greet() say hello world.\n\nThe longer greeting answers the rant (${SECRET}).`;
+  const message = commitMessage({ rant, class: 'agent-code', summary: 'SUMMARY' }).replace('SUMMARY', summary);
   git(scratch, 'commit', '-q', '--cleanup=verbatim', '-m', message);
   const commit = git(scratch, 'rev-parse', 'HEAD').trim();
   git(scratch, 'checkout', '-q', '--detach', 'main');
@@ -83,7 +88,7 @@ export function shippedRun(options: ShippedOptions = {}): Shipped {
     branch,
     commit,
     diffstat: ' greet.js | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)',
-    gate: { passed: true, ms: 1234, tail: 'tests ok', passing: 3, failing: 0 },
+    gate: { passed: true, ms: 1234, tail: options.tail ?? 'tests ok', passing: 3, failing: 0 },
     sandbox: 'bubblewrap',
     limits: null,
     base: options.base === undefined ? 'main' : options.base,

@@ -161,13 +161,13 @@ describe('parseMcpConfig: server definitions as VS Code 1.100 writes them', () =
     assert.deepEqual(config.problems, []);
   });
 
-  it('keeps server names as written, any characters, and shows hidden ones escaped in a problem', () => {
+  it('keeps server names as written, any characters, and shows hidden ones by their marks in a problem', () => {
     const config = parseMcpConfig({ servers: { 'my server/ü 🚀': { command: 'x' }, __proto__x: { command: 'y' }, 'evil\nname\u202e': { command: 5 } } }, USER);
     assert.deepEqual(
       config.servers.map((s) => s.name),
       ['my server/ü 🚀', '__proto__x'],
     );
-    assert.match(config.problems[0] ?? '', /^MCP server "evil\\nname\\u202e": /);
+    assert.match(config.problems[0] ?? '', /^MCP server "evil␊name⟨U\+202E⟩": /);
   });
 
   it('keeps a server and a variable named __proto__ as data (tried: prototype pollution through JSON)', () => {

