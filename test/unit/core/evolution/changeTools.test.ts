@@ -4,11 +4,11 @@ import * as path from 'node:path';
 import { changeTools } from '../../../../src/core/evolution/changeTools';
 import type { ToolHost } from '../../../../src/core/chat/tools';
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
-import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
+import { removeTempDirs, requiredSandbox, tempDir, write, skipUnlessSandbox } from './helpers';
 
 describe('change tools: confined to the scratch clone', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let root: string;
   let outside: string;
