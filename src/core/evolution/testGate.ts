@@ -5,6 +5,7 @@ import { runInvocation, type GateLimits, type LimitMechanisms } from '../sandbox
 import { openGateCgroup, releaseGateCgroup } from '../sandbox/gateCgroups';
 import type { GateCgroup } from '../sandbox/cgroup';
 import { parseGateSummary, type GateCounts } from './gateSummary';
+import { withFileSizeWhere } from './fileSizeWhere';
 import { gateEnvironment } from '../process/environment';
 import { prepareForGateUser, type GateUser } from '../sandbox/gateUser';
 import { GateInputs, prepareSandbox, type Sandbox } from '../sandbox/sandbox';
@@ -134,7 +135,7 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
       const counts = step.name === 'test' ? parseGateSummary(result.tail) : undefined;
       last = {
         passed, ms, tail: keptTail(result.tail, options.tailBytes), exitCode, timedOut, cancelled, crashed,
-        ...(limitHit !== undefined ? { limitHit } : {}),
+        ...(limitHit !== undefined ? { limitHit: withFileSizeWhere(limitHit, result.tail) } : {}),
         ...(result.limits !== undefined ? { limits: result.limits } : {}),
         ...(counts !== undefined ? { counts } : {}),
       };
