@@ -6,12 +6,14 @@ import { clip, oneLine } from '../text';
  * (docs/architecture.md, "Sandbox"): the command a shell reports killed by
  * SIGXFSZ, else the line that says EFBIG or "File too large", with the test
  * whose failure printed it (mocha's numbered failure list) and the first
- * source file of its stack. Undefined when the output shows none of them.
- * The output is the model's code's: every part is one clipped line.
+ * source file of its stack. A test's title that names EFBIG is not such a
+ * line, nor is a line that only mentions the words. Undefined when the output shows none of them. The output is the
+ * model's code's: every part is one clipped line.
  */
 export function whereFileSizeShows(output: string): string | undefined {
   const lines = stripVTControlCharacters(output).split('\n');
-  const at = lines.findIndex((line) => SIGN.test(line));
+  const titles = titleLines(lines);
+  const at = lines.findIndex((line, index) => SIGN.test(line) && !titles.has(index));
   if (at < 0) return undefined;
   const line = lines[at] ?? '';
   // bash: "bash: line 1: 29198 File size limit exceeded(core dumped) head -c … > big" (the status padded, not spaced).
@@ -22,11 +24,33 @@ export function whereFileSizeShows(output: string): string | undefined {
   return [`"${shown(line)}"`, ...(test !== undefined ? [`in the test "${test}"`] : []), ...(source !== undefined ? [`at ${source}`] : [])].join(' ');
 }
 
-/** `limitHit` with where the output shows it, when it is the file-size limit and the output shows where. */
-export function withFileSizeWhere(limitHit: string, output: string): string {
+/**
+ * `limitHit` with where the output shows it, when it is the file-size limit.
+ * A "may have hit" read from the output stands only where a line other than
+ * a test's title shows it: undefined otherwise (the output only named EFBIG,
+ * as a test of the limit itself does in its title).
+ */
+export function withFileSizeWhere(limitHit: string, output: string): string | undefined {
   if (!limitHit.includes('file size limit')) return limitHit;
   const where = whereFileSizeShows(output);
-  return where !== undefined ? `${limitHit}: ${where}` : limitHit;
+  if (where !== undefined) return `${limitHit}: ${where}`;
+  return limitHit.startsWith('may have') ? undefined : limitHit;
+}
+
+/**
+ * The lines that are test titles in mocha's output: a result line (`✔`,
+ * `-`, `N)`), the skip list's, and a failure's heading (`  N) suite`, then
+ * indented titles up to the one that ends with ":").
+ */
+function titleLines(lines: readonly string[]): Set<number> {
+  const titles = new Set<number>();
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (/^\s*(?:✔|✓|- |\d+\) )/.test(line)) titles.add(i);
+    if (!/^ {2}\d+\) /.test(line)) continue;
+    for (let j = i + 1; j < lines.length && j <= i + NEAR && !(lines[j - 1] ?? '').endsWith(':'); j++) titles.add(j);
+  }
+  return titles;
 }
 
 /** One line of the output as it may be shown: control characters as spaces, clipped. */
@@ -34,8 +58,14 @@ function shown(text: string): string {
   return oneLine(text.replace(/\p{Cc}/gu, ' '), 120);
 }
 
-/** What programs print when a write passes RLIMIT_FSIZE (the same signs the limit's "may have" reads). */
-const SIGN = /File size limit exceeded|\bEFBIG\b|File too large/;
+/**
+ * What programs print when a write passes RLIMIT_FSIZE, in the shapes they
+ * print it: node's `EFBIG: file too large, write`, `code: 'EFBIG'`, a
+ * coreutils or Python `…: File too large`, a shell's `File size limit
+ * exceeded` report. The limit's own "may have" reads the bare words, which a
+ * test's title can hold too.
+ */
+const SIGN = /\bEFBIG: |code: 'EFBIG'|: File too large|\] File too large|^\s*(?:\S+: )*(?:line \d+: )?(?:\d+ )?File size limit exceeded/;
 
 /** How far from the sign line a failure's heading or its stack may be. */
 const NEAR = 20;

@@ -131,11 +131,12 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
         ...(cgroup !== undefined ? { cgroup } : {}),
       }).finally(() => inputs.close());
       ms += result.ms;
-      const { passed, exitCode, timedOut, cancelled, crashed, limitHit } = result;
+      const { passed, exitCode, timedOut, cancelled, crashed } = result;
+      const limitHit = result.limitHit !== undefined ? withFileSizeWhere(result.limitHit, result.tail) : undefined;
       const counts = step.name === 'test' ? parseGateSummary(result.tail) : undefined;
       last = {
         passed, ms, tail: keptTail(result.tail, options.tailBytes), exitCode, timedOut, cancelled, crashed,
-        ...(limitHit !== undefined ? { limitHit: withFileSizeWhere(limitHit, result.tail) } : {}),
+        ...(limitHit !== undefined ? { limitHit } : {}),
         ...(result.limits !== undefined ? { limits: result.limits } : {}),
         ...(counts !== undefined ? { counts } : {}),
       };

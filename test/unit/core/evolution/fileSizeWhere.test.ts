@@ -41,9 +41,18 @@ describe('the file-size limit names where it was hit', function () {
     assert.equal(result.limitHit, `may have hit the file size limit (1 MiB): "Error: EFBIG: file too large, ftruncate" in the test "big files makes one of 2 MB" at big.test.js:5:8`, result.tail);
   });
 
+  it('a failing suite whose test titles name EFBIG, but which hit no limit: no limit is named', async () => {
+    write(dir, 'titles.test.js', "describe('EFBIG', () => {\n  it('reports EFBIG as a limit', () => { throw new Error('an ordinary failure'); });\n  it.skip('File too large is a sign', () => {});\n});\n");
+    const mocha = path.join(path.dirname(require.resolve('mocha/package.json')), 'bin', 'mocha.js');
+    const result = await gate(`node ${mocha} --reporter spec titles.test.js`);
+    assert.equal(result.passed, false);
+    assert.match(result.tail, /reports EFBIG as a limit/, 'the trap: the output holds the signs, in titles');
+    assert.equal(result.limitHit, undefined, result.tail);
+  });
+
   it('says nothing more when the output shows nothing, and quotes one clipped line of output that is hostile', () => {
     assert.equal(whereFileSizeShows('all fine\n'), undefined);
-    const hostile = `\x1b[2JEFBIG \x01\x7f\x1b]0;title\x07 ${'A'.repeat(500)}\n`;
+    const hostile = `\x1b[2JError: EFBIG: file too large, write \x01\x7f\x1b]0;title\x07 ${'A'.repeat(500)}\n`;
     const where = whereFileSizeShows(hostile) ?? assert.fail('no where');
     assert.ok(where.length <= 122 && [...where].every((c) => c.charCodeAt(0) >= 0x20), JSON.stringify(where));
   });
