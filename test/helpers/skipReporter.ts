@@ -3,13 +3,27 @@
 // last block of the output, as the evolution gate reads it). With
 // `--reporter-option skips=fail` (what `npm test` passes), any skip fails the
 // run: on a machine set up by `.ci/run` every precondition holds, and a test
-// that skips there hides a broken set-up. See docs/architecture.md, "Tests".
+// that skips there hides a broken set-up. With `--reporter-option
+// summary=FILE` it also writes the counts and the files of the skipped tests
+// as JSON (the gateSuite bench reads it). See docs/architecture.md, "Tests".
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import Mocha from 'mocha';
 import type { SkipReasoned } from './preconditions';
 
 interface Skipped {
   readonly title: string;
   readonly reason: string;
+  readonly file: string | undefined;
+}
+
+/** What `summary=FILE` writes. */
+export interface SuiteSummary {
+  readonly passing: number;
+  readonly pending: number;
+  readonly failing: number;
+  /** The test files (relative to the folder mocha ran in) that hold a skipped test. */
+  readonly filesWithSkips: readonly string[];
 }
 
 /** The reason kept by skipUnless, on the test or on the nearest suite a hook skipped. */
@@ -24,12 +38,14 @@ function reasonOf(test: Mocha.Test): string {
 class SkipReporter extends Mocha.reporters.Spec {
   readonly #skipped: Skipped[] = [];
   readonly #failOnSkip: boolean;
+  readonly #summaryFile: string | undefined;
 
   constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
     super(runner, options);
     const reporterOptions = (options as { reporterOptions?: Record<string, unknown> } | undefined)?.reporterOptions ?? {};
     this.#failOnSkip = reporterOptions.skips === 'fail';
-    runner.on(Mocha.Runner.constants.EVENT_TEST_PENDING, (test: Mocha.Test) => this.#skipped.push({ title: test.fullTitle(), reason: reasonOf(test) }));
+    this.#summaryFile = typeof reporterOptions.summary === 'string' ? reporterOptions.summary : undefined;
+    runner.on(Mocha.Runner.constants.EVENT_TEST_PENDING, (test: Mocha.Test) => this.#skipped.push({ title: test.fullTitle(), reason: reasonOf(test), file: test.file }));
   }
 
   override epilogue(): void {
@@ -42,12 +58,20 @@ class SkipReporter extends Mocha.reporters.Spec {
 
   /** Mocha calls this with the failure count that becomes the exit code. */
   override done(failures: number, fn: (failures: number) => void): void {
+    if (this.#summaryFile !== undefined) this.#writeSummary(this.#summaryFile);
     if (this.#failOnSkip && this.#skipped.length > 0) {
       console.log(`\n  ${this.#skipped.length} test(s) skipped, and this run allows none (--reporter-option skips=fail): on a machine set up by .ci/run every test runs. The list is above the summary.`);
       fn(failures + this.#skipped.length);
       return;
     }
     fn(failures);
+  }
+
+  #writeSummary(file: string): void {
+    const stats = this.stats;
+    const files = new Set(this.#skipped.map((s) => (s.file !== undefined ? path.relative(process.cwd(), s.file) : '(unknown)')));
+    const summary: SuiteSummary = { passing: stats.passes, pending: stats.pending, failing: stats.failures, filesWithSkips: [...files].sort() };
+    fs.writeFileSync(file, `${JSON.stringify(summary)}\n`);
   }
 }
 
