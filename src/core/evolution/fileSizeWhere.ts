@@ -16,7 +16,7 @@ export function whereFileSizeShows(output: string): string | undefined {
   const at = lines.findIndex((line, index) => SIGN.test(line) && !titles.has(index));
   if (at < 0) return undefined;
   const line = lines[at] ?? '';
-  // bash: "bash: line 1: 29198 File size limit exceeded(core dumped) head -c … > big" (the status padded, not spaced).
+  // bash: "bash: line 1:  2322 File size limit exceeded(core dumped) head -c … > big" (the pid and the status padded to a width, not spaced).
   const shell = /\d+ File size limit exceeded(?:\s*\(core dumped\))?\s*(\S.*)$/.exec(line);
   if (shell?.[1] !== undefined) return `the command \`${shown(shell[1])}\``;
   const test = failingTest(lines, at);
@@ -65,7 +65,7 @@ function shown(text: string): string {
  * exceeded` report. The limit's own "may have" reads the bare words, which a
  * test's title can hold too.
  */
-const SIGN = /\bEFBIG: |code: 'EFBIG'|: File too large|\] File too large|^\s*(?:\S+: )*(?:line \d+: )?(?:\d+ )?File size limit exceeded/;
+const SIGN = /\bEFBIG: |code: 'EFBIG'|: File too large|\] File too large|^\s*(?:\S+:\s+)*(?:line \d+:\s+)?(?:\d+\s+)?File size limit exceeded/;
 
 /** How far from the sign line a failure's heading or its stack may be. */
 const NEAR = 20;

@@ -52,6 +52,8 @@ describe('the file-size limit names where it was hit', function () {
 
   it('says nothing more when the output shows nothing, and quotes one clipped line of output that is hostile', () => {
     assert.equal(whereFileSizeShows('all fine\n'), undefined);
+    // bash pads the pid to a width: a 4-digit pid comes after two spaces (seen inside the gate).
+    assert.equal(whereFileSizeShows('bash: line 1:  2322 File size limit exceededhead -c 9 /dev/zero > big.bin\n'), 'the command `head -c 9 /dev/zero > big.bin`');
     const hostile = `\x1b[2JError: EFBIG: file too large, write \x01\x7f\x1b]0;title\x07 ${'A'.repeat(500)}\n`;
     const where = whereFileSizeShows(hostile) ?? assert.fail('no where');
     assert.ok(where.length <= 122 && [...where].every((c) => c.charCodeAt(0) >= 0x20), JSON.stringify(where));
