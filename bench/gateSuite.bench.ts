@@ -7,9 +7,10 @@
  *
  * Both sides run the same tests: one run inside the gate first finds the
  * test files that skip anything there (a nested sandbox, root, chown, the
- * llama server), and every timed run, bare or gated, runs only the other
- * files; each run prints its counts, and a pair whose counts differ stops
- * the bench (no ratio over unequal sets). Both sides get a fresh home and
+ * llama server) or fail there, and every timed run, bare or gated, runs only
+ * the other files; each run prints its counts, and a pair whose counts
+ * differ, or that skipped or failed a test, stops the bench (no ratio over
+ * unequal sets). Both sides get a fresh home and
  * temp folder (the gate always does, so tsx's cache starts cold there too)
  * and the same small environment.
  *
@@ -119,9 +120,10 @@ export async function run(): Promise<void> {
   try {
     const clone = prepareClone(work);
     const probe = await gated(sandbox, clone, [], 0);
-    const files = unitTestFiles(clone).filter((f) => !probe.summary.filesWithSkips.includes(f));
+    const left = [...probe.summary.filesWithSkips, ...probe.summary.filesWithFailures];
+    const files = unitTestFiles(clone).filter((f) => !left.includes(f));
     console.log(`the whole suite inside the gate: ${counts(probe.summary)} in ${seconds(probe.ms)}`);
-    console.log(`timed: the ${files.length} of ${unitTestFiles(clone).length} test files that skip nothing there (left out: ${probe.summary.filesWithSkips.join(', ')})`);
+    console.log(`timed: the ${files.length} of ${unitTestFiles(clone).length} test files that skip and fail nothing there (left out, skipping: ${probe.summary.filesWithSkips.join(', ')}; failing: ${probe.summary.filesWithFailures.join(', ') || 'none'})`);
     const bareRuns: Timed[] = [];
     const gateRuns: Timed[] = [];
     for (let i = 1; i <= pairs; i++) {
@@ -136,7 +138,7 @@ export async function run(): Promise<void> {
         plain = await bare(clone, files, i);
       }
       console.log(`pair ${i}: bare ${seconds(plain.ms)} (${counts(plain.summary)}), gate ${seconds(boxed.ms)} (${counts(boxed.summary)})`);
-      if (!sameCounts(plain.summary, boxed.summary) || plain.summary.pending > 0) throw new Error(`pair ${i} ran unequal sets (or skipped tests): no ratio over them`);
+      if (!sameCounts(plain.summary, boxed.summary) || plain.summary.pending + plain.summary.failing > 0) throw new Error(`pair ${i} ran unequal sets (or skipped or failed tests): no ratio over them`);
       bareRuns.push(plain);
       gateRuns.push(boxed);
     }

@@ -24,6 +24,8 @@ export interface SuiteSummary {
   readonly failing: number;
   /** The test files (relative to the folder mocha ran in) that hold a skipped test. */
   readonly filesWithSkips: readonly string[];
+  /** The test files that hold a failed test or hook. */
+  readonly filesWithFailures: readonly string[];
 }
 
 /** The reason kept by skipUnless, on the test or on the nearest suite a hook skipped. */
@@ -39,12 +41,14 @@ class SkipReporter extends Mocha.reporters.Spec {
   readonly #skipped: Skipped[] = [];
   readonly #failOnSkip: boolean;
   readonly #summaryFile: string | undefined;
+  readonly #failedFiles = new Set<string>();
 
   constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
     super(runner, options);
     const reporterOptions = (options as { reporterOptions?: Record<string, unknown> } | undefined)?.reporterOptions ?? {};
     this.#failOnSkip = reporterOptions.skips === 'fail';
     this.#summaryFile = typeof reporterOptions.summary === 'string' ? reporterOptions.summary : undefined;
+    runner.on(Mocha.Runner.constants.EVENT_TEST_FAIL, (test: Mocha.Runnable) => this.#failedFiles.add(test.file ?? '(unknown)'));
     runner.on(Mocha.Runner.constants.EVENT_TEST_PENDING, (test: Mocha.Test) => this.#skipped.push({ title: test.fullTitle(), reason: reasonOf(test), file: test.file }));
   }
 
@@ -69,8 +73,10 @@ class SkipReporter extends Mocha.reporters.Spec {
 
   #writeSummary(file: string): void {
     const stats = this.stats;
-    const files = new Set(this.#skipped.map((s) => (s.file !== undefined ? path.relative(process.cwd(), s.file) : '(unknown)')));
-    const summary: SuiteSummary = { passing: stats.passes, pending: stats.pending, failing: stats.failures, filesWithSkips: [...files].sort() };
+    const relative = (file: string | undefined): string => (file !== undefined ? path.relative(process.cwd(), file) : '(unknown)');
+    const skipping = new Set(this.#skipped.map((s) => relative(s.file)));
+    const failing = new Set([...this.#failedFiles].map(relative));
+    const summary: SuiteSummary = { passing: stats.passes, pending: stats.pending, failing: stats.failures, filesWithSkips: [...skipping].sort(), filesWithFailures: [...failing].sort() };
     fs.writeFileSync(file, `${JSON.stringify(summary)}\n`);
   }
 }

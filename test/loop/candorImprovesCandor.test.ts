@@ -41,7 +41,7 @@ const WATCHED: ReadonlyArray<{ readonly suite: string; readonly test: string; re
   { suite: 'scratch clone: a clean start for every run, whatever the last run left', test: "a work tree owned by the gate's uid: plain git refuses it as dubious, Candor's git (safe.directory) works on", reason: /lchown of a file to another uid is refused here/ },
 ];
 
-/** Serves `tar -c node_modules` of the checkout, once, at a path only this test knows. */
+/** Serves `tar -c node_modules` of the checkout, at a path only this test knows. */
 async function serveDependencies(): Promise<{ readonly url: string; close(): Promise<void> }> {
   const token = randomBytes(16).toString('hex');
   const server = http.createServer((req, res) => {
