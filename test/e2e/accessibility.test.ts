@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { assertAxeClean, describeViolations, runAxe, runCommand, screenshot, useWorkbench, webviewFrame, writeScenario } from './harness';
 import { chatButton, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
+import { skipUnless } from '../helpers/preconditions';
 
 const THEMES = ['Default Light Modern', 'Default Dark Modern', 'Default High Contrast', 'Default High Contrast Light'] as const;
 
@@ -129,7 +130,7 @@ for (const theme of THEMES) {
 
 describe('accessibility: the four themes were four themes', function () {
   it('each theme gave the chat its own background', function () {
-    if (backgrounds.size < THEMES.length) this.skip();
+    skipUnless(this, backgrounds.size < THEMES.length ? `only ${backgrounds.size} of the ${THEMES.length} themes ran (a --grep, or a failure above)` : undefined);
     assert.equal(new Set(backgrounds.values()).size, THEMES.length, JSON.stringify([...backgrounds]));
   });
 });

@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { skipUnless } from './preconditions';
 
 /** The tiny models' roles: `random` answers random text and never stops early; `toolcall` calls `list_files`, then thinks and answers "Done.". */
 export type LlamaModel = 'random' | 'toolcall';
@@ -68,10 +69,7 @@ export function findLlama(env: NodeJS.ProcessEnv = process.env): LlamaFound | { 
 /** In a mocha hook or test: the server, or a skip naming why there is none. */
 export function llamaOrSkip(ctx: Mocha.Context): LlamaFound {
   const found = findLlama();
-  if ('missing' in found) {
-    console.log(`      (skipped: ${found.missing})`);
-    ctx.skip();
-  }
+  skipUnless(ctx, 'missing' in found ? found.missing : undefined);
   return found as LlamaFound;
 }
 

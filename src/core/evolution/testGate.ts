@@ -5,6 +5,7 @@ import { runInvocation, type GateLimits, type LimitMechanisms } from '../sandbox
 import { openGateCgroup, releaseGateCgroup } from '../sandbox/gateCgroups';
 import type { GateCgroup } from '../sandbox/cgroup';
 import { parseGateSummary, type GateCounts } from './gateSummary';
+import { withFileSizeWhere } from './fileSizeWhere';
 import { gateEnvironment } from '../process/environment';
 import { prepareForGateUser, type GateUser } from '../sandbox/gateUser';
 import { GateInputs, prepareSandbox, type Sandbox } from '../sandbox/sandbox';
@@ -137,7 +138,8 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
         ...(cgroup !== undefined ? { cgroup } : {}),
       }).finally(() => inputs.close());
       ms += result.ms;
-      const { passed, exitCode, timedOut, cancelled, crashed, limitHit } = result;
+      const { passed, exitCode, timedOut, cancelled, crashed } = result;
+      const limitHit = result.limitHit !== undefined ? withFileSizeWhere(result.limitHit, result.tail) : undefined;
       const counts = step.name === 'test' ? parseGateSummary(result.tail) : undefined;
       last = {
         passed, ms, tail: keptTail(result.tail, options.tailBytes), exitCode, timedOut, cancelled, crashed,

@@ -14,6 +14,12 @@ export interface SwapHooks {
    * wait, so it must not await `appendEntry` on the same file.
    */
   readonly beforeSwapCheck?: (round: number) => void | Promise<void>;
+  /**
+   * The grace after the rename in which another process's late appends are
+   * still carried; default a timer of LATE_WRITE_GRACE_MS. A test writes its
+   * late bytes here instead of racing that timer.
+   */
+  readonly lateWriteGrace?: () => Promise<void>;
 }
 
 export interface SwapInput {
@@ -159,7 +165,7 @@ async function keepBackup(file: string, backupFile: string, current: Buffer): Pr
 
 /** Bytes another process appended to the previous file after the last check, appended to the new file. */
 async function carryLateAppends(input: SwapInput, checked: Buffer): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, LATE_WRITE_GRACE_MS));
+  await (input.hooks?.lateWriteGrace?.() ?? new Promise((resolve) => setTimeout(resolve, LATE_WRITE_GRACE_MS)));
   try {
     return await appendLateBytes(input, checked);
   } catch (err) {

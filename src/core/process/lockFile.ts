@@ -84,16 +84,25 @@ export function tryLock(file: string, options: LockOptions = {}): HeldLock {
   throw new LockBusyError(file, readLock(file), `could not take the lock ${file}: another process keeps taking it`);
 }
 
-/** Holds the lock while `work` runs, waiting up to `timeoutMs` (default 10 s) for it; then LockBusyError. */
-export async function withLock<T>(file: string, work: () => T | Promise<T>, options: LockOptions & { readonly timeoutMs?: number } = {}): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+export interface WaitOptions {
+  /** How long to wait for the lock; default 10 s. */
+  readonly timeoutMs?: number;
+  /** The pause between two tries; default a real timer. Tests pass one that moves `clock` instead. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** Holds the lock while `work` runs, waiting up to `timeoutMs` (default 10 s, on `clock`) for it; then LockBusyError. */
+export async function withLock<T>(file: string, work: () => T | Promise<T>, options: LockOptions & WaitOptions = {}): Promise<T> {
+  const now = (): number => (options.clock?.() ?? new Date()).getTime();
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const deadline = now() + (options.timeoutMs ?? 10_000);
   let lock: HeldLock | undefined;
   for (let attempt = 0; lock === undefined; attempt++) {
     try {
       lock = tryLock(file, options);
     } catch (err) {
-      if (!isKindError(err, LockBusyError) || Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 + attempt) + Math.random() * 5));
+      if (!isKindError(err, LockBusyError) || now() > deadline) throw err;
+      await sleep(Math.min(50, 2 + attempt) + Math.random() * 5);
     }
   }
   try {

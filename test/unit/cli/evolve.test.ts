@@ -5,11 +5,11 @@ import { readRuns } from '../../../src/core/evolution/record';
 import { rantStatuses } from '../../../src/core/evolution/triage';
 import { repoPaths } from '../../../src/core/evolution/paths';
 import { buildCli, runCli, runCliSlowReader, type CliResult } from './helpers';
-import { git, greetPatch, loopScenario, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from '../core/evolution/helpers';
+import { git, greetPatch, loopScenario, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipUnlessSandbox } from '../core/evolution/helpers';
 
 describe('CLI: node cli.js rant / evolve / take, end to end offline', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(90_000);
   let built: Awaited<ReturnType<typeof buildCli>>;

@@ -10,6 +10,7 @@ import { SecretSet } from '../../../../src/core/redact';
 import type { ApprovalRecord } from '../../../../src/core/session/records';
 import { Session } from '../../../../src/core/session/session';
 import type { TranscriptEntry } from '../../../../src/core/session/transcript';
+import { eventually } from '../sandbox/sandboxHelpers';
 
 const PLACE: CommandPlace = { root: '/w/app', cwd: '/w/app', display: 'app' };
 const SECRET = 'sk-test-0123456789abcdef';
@@ -54,15 +55,9 @@ function setup(o: { allowed?: string[]; failWith?: string; output?: string; outc
 
 /** Answers the call as soon as it waits. */
 async function answerWhenAsked(s: ReturnType<typeof setup>, decision: 'run' | 'deny' | 'always' | 'terminal', prefix?: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const pending = s.latest();
-    if (pending?.decision === 'pending') {
-      s.approvals.answer(pending.id, { decision, ...(prefix !== undefined ? { prefix } : {}) });
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('the call never waited');
+  if (!(await eventually(() => s.latest()?.decision === 'pending', 30_000))) throw new Error('the call never waited');
+  const pending = s.latest() as ApprovalRecord;
+  s.approvals.answer(pending.id, { decision, ...(prefix !== undefined ? { prefix } : {}) });
 }
 
 describe('run_command waits for the user, every time, unless the user said otherwise', () => {
@@ -148,7 +143,7 @@ describe('run_command waits for the user, every time, unless the user said other
     const s = make();
     const stop = new AbortController();
     const result = s.tool.run({ command: 'npm test' }, stop.signal, s.call);
-    await new Promise((r) => setTimeout(r, 10));
+    assert.ok(await eventually(() => s.latest()?.decision === 'pending', 30_000), 'it waits for the answer');
     stop.abort();
     assert.match(await result, /stopped the turn/);
     assert.deepEqual(s.ran, []);

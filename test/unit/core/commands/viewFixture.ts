@@ -6,7 +6,7 @@ import type { Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { prepareForGateUser } from '../../../../src/core/sandbox/gateUser';
 import type { ViewCommand } from '../../../../src/core/commands/sandboxedCommand';
 import { hashTree } from '../../../helpers/hashTree';
-import { git, removeTempDirs, requiredSandbox, skipInsideEvolutionGate, tempDir, write } from '../evolution/helpers';
+import { git, removeTempDirs, requiredSandbox, skipUnlessSandbox, tempDir, write } from '../evolution/helpers';
 
 /**
  * A workspace (a real git repository with a dependency folder and an
@@ -74,7 +74,7 @@ export function useView(setSandbox: (sandbox: Sandbox) => void, setView: (f: Vie
   let sandbox: Sandbox;
   before(async function () {
     // bubblewrap, or the suite fails, never a silent skip; skipped only inside Candor's own evolution gate, where no sandbox nests.
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
     sandbox = await requiredSandbox();
     setSandbox(sandbox);
   });

@@ -10,7 +10,8 @@ import { prepareScratch } from '../../../../src/core/evolution/scratch';
 import { buildCli, runCli, type CliResult } from '../../cli/helpers';
 import { runEvolution } from '../../../../src/core/evolution/pipeline';
 import { STREAM_PREFIX } from '../../../../src/core/terminalRows';
-import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
+import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, write, skipUnlessSandbox } from './helpers';
+import { notRoot, skipUnless } from '../../../helpers/preconditions';
 
 /**
  * A model that writes a hostile test.sh, run by `run_tests` in the change
@@ -21,7 +22,7 @@ import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, r
  */
 describe('a hostile test.sh written by the model: each trap works without the sandbox, and fails inside it', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(120_000);
   const id = `${process.pid}-${Date.now()}`;
@@ -196,7 +197,7 @@ describe('a hostile test.sh written by the model: each trap works without the sa
   });
 
   it('as root, the trap runs: with the sandbox off the script opened kernel settings for writing, read the keyring and a root-only file, reached a service under /var and made a namespace', function () {
-    if (!root) this.skip();
+    skipUnless(this, notRoot());
     for (const what of ['core_pattern-open', 'swappiness-open', 'unshare']) assert.equal(said('off', what).length, 2, what);
     assert.deepEqual(said('off', 'keyring'), [`ATTACK keyring: ${keyringSecret}`, `ATTACK keyring: ${keyringSecret}`]);
     assert.deepEqual(said('off', 'root-file'), [`ATTACK root-file: ROOT-ONLY-${id}`, `ATTACK root-file: ROOT-ONLY-${id}`]);
@@ -205,7 +206,7 @@ describe('a hostile test.sh written by the model: each trap works without the sa
   });
 
   it('as root, the sandbox held: the script ran as the gate uid, and none of that worked', function () {
-    if (!root) this.skip();
+    skipUnless(this, notRoot());
     assert.deepEqual(said('required', 'uid'), ['ATTACK uid: 64999', 'ATTACK uid: 64999']);
     for (const what of ['core_pattern-open', 'swappiness-open', 'keyring', 'root-file', 'var-socket', 'unshare']) assert.deepEqual(said('required', what), [], what);
     const boxed = runs.required as Outcome;
@@ -275,7 +276,7 @@ describe('a hostile test.sh written by the model: each trap works without the sa
 
 describe('the hard-link append: a script that appends to every object file the clone shares with the source', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(60_000);
   let model: ScriptedModel;
@@ -322,7 +323,7 @@ describe('the hard-link append: a script that appends to every object file the c
 
 describe('a disk reservation the walk never reached: 256 MiB 25 folders of 200 characters deep, made by the model\'s test.sh', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(120_000);
   let model: ScriptedModel;

@@ -7,11 +7,11 @@ import { runEvolution } from '../../../../src/core/evolution/pipeline';
 import { readRuns } from '../../../../src/core/evolution/record';
 import { rantStatuses, readDecisions } from '../../../../src/core/evolution/triage';
 import { repoPaths } from '../../../../src/core/evolution/paths';
-import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, skipInsideEvolutionGate } from './helpers';
+import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, skipUnlessSandbox } from './helpers';
 
 describe('evolution run: the boundary between the agent and the user\'s project', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let model: ScriptedModel;
   let agent: string;

@@ -5,11 +5,11 @@ import { changeTools } from '../../../../src/core/evolution/changeTools';
 import { GateRunner, type GateRunnerOptions } from '../../../../src/core/evolution/gateRunner';
 import type { ToolHost } from '../../../../src/core/chat/tools';
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
-import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from './helpers';
+import { removeTempDirs, requiredSandbox, tempDir, write, skipUnlessSandbox } from './helpers';
 
 describe('change tools: confined to the scratch clone', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let root: string;
   let outside: string;

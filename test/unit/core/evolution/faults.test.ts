@@ -7,11 +7,12 @@ import { runEvolution } from '../../../../src/core/evolution/pipeline';
 import { gateKey, markGated, readRuns } from '../../../../src/core/evolution/record';
 import { rantStatuses, readDecisions } from '../../../../src/core/evolution/triage';
 import { repoPaths } from '../../../../src/core/evolution/paths';
-import { Printer, ScriptedModel, callsScenario, processesMatching, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
+import { Printer, ScriptedModel, callsScenario, processesMatching, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipUnlessSandbox } from './helpers';
+import { skipUnless } from '../../../helpers/preconditions';
 
 describe('evolution run: faults', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let model: ScriptedModel;
   let ws: string;
@@ -50,7 +51,7 @@ describe('evolution run: faults', () => {
   });
 
   it('a data folder on another filesystem (/dev/shm, a tmpfs) works: the clone copies what it cannot hardlink', async function () {
-    if (!fs.existsSync('/dev/shm') || fs.statSync('/dev/shm').dev === fs.statSync(os.tmpdir()).dev) this.skip();
+    skipUnless(this, !fs.existsSync('/dev/shm') || fs.statSync('/dev/shm').dev === fs.statSync(os.tmpdir()).dev ? `no /dev/shm on a filesystem apart from ${os.tmpdir()}` : undefined);
     dataDir = tempDir('candor-shm-', '/dev/shm');
     const r = rant(dataDir, 'The greeting is too short, it is a bug', path.basename(ws));
     model.use(shipScenario(r.id));
@@ -232,7 +233,7 @@ describe('evolution run: faults', () => {
 
 describe('evolution run: what a gate leaves behind, and where the agent repository keeps its git data', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let model: ScriptedModel;
   let ws: string;

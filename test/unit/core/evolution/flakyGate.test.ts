@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { runEvolution } from '../../../../src/core/evolution/pipeline';
 import { gateKey, gatedCommits, readRuns } from '../../../../src/core/evolution/record';
 import { repoPaths } from '../../../../src/core/evolution/paths';
-import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, skipInsideEvolutionGate } from './helpers';
+import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, skipUnlessSandbox } from './helpers';
 
 /**
  * A gate whose verdicts are scripted: `head.txt` and `change.txt` (committed)
@@ -26,7 +26,7 @@ const SCRIPTED_GATE = [
 
 describe('a gate that knows when it is flaky: a failure is run once more on the same tree', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let model: ScriptedModel;
   let dataDir: string;

@@ -8,12 +8,13 @@ import { runGate, type GateOptions } from '../../../../src/core/evolution/testGa
 import { childEnv } from '../../../../src/core/process/childEnv';
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { Tail } from '../../../../src/core/sandbox/tail';
-import { processesMatching, removeTempDirs, requiredSandbox, running, tempDir, skipInsideEvolutionGate } from './helpers';
+import { processesMatching, removeTempDirs, requiredSandbox, running, tempDir, skipUnlessSandbox } from './helpers';
 import { eventually, gateCgroupsOf } from '../sandbox/sandboxHelpers';
+import { notRoot, skipUnless } from '../../../helpers/preconditions';
 
 describe('gate runner', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let dir: string;
   let sandbox: Sandbox;
@@ -145,13 +146,12 @@ describe('gate runner', () => {
 });
 
 describe("a gate's cgroup", () => {
-  const root = process.platform === 'linux' && process.getuid?.() === 0;
   const limits = { processes: 64, memoryMiB: 256, fileSizeMiB: 1024, diskMiB: 1024 };
   let dir: string;
   before(async function () {
     // Only root (and CI, which runs as root) can make cgroups here.
-    if (!root) this.skip();
-    await skipInsideEvolutionGate(this);
+    skipUnless(this, notRoot());
+    await skipUnlessSandbox(this);
   });
   beforeEach(() => {
     dir = tempDir('candor-gate-cgroup-');

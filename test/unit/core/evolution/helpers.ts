@@ -8,10 +8,9 @@ import { parseScenario, type Scenario } from '../../../../src/core/offline/scena
 import { modelAt } from '../provider/models';
 import type { ChatModel } from '../../../../src/core/provider/chatModel';
 import type { EvolutionOptions } from '../../../../src/core/evolution/pipeline';
-import { detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import { detectSandbox, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import { noNestedSandbox, skipUnless } from '../../../helpers/preconditions';
 
-/** What every evolution gate command finds in its environment (src/core/process/environment.ts). */
-const GATE_MARKER = 'CANDOR_EVOLUTION_GATE';
 import { saveRant, type Rant } from '../../../../src/core/rants';
 
 // Loading a CA bundle costs every `node` a gate starts half a second on these machines; the tests talk to loopback only.
@@ -234,17 +233,14 @@ export async function requiredSandbox(): Promise<Sandbox> {
 }
 
 /**
- * Skips the calling suite only inside Candor's own evolution gate (Candor
- * improving Candor, README "Candor improves Candor"), where bubblewrap
- * cannot start a sandbox within the sandbox. Anywhere else a missing
- * bubblewrap fails the tests, as requiredSandbox says.
+ * Skips the calling suite where no sandbox can start: inside Candor's own
+ * evolution gate (Candor improving Candor, README "Candor improves Candor"),
+ * bubblewrap cannot start a sandbox within the sandbox. The detection itself
+ * decides, never a marker; a machine without bubblewrap fails the tests
+ * rather than skipping them, as requiredSandbox says.
  */
-export async function skipInsideEvolutionGate(ctx: Mocha.Context): Promise<void> {
-  if (process.env[GATE_MARKER] !== '1') return;
-  if (isSandboxUnavailable(await detectSandbox('required'))) {
-    console.log('    (skipped: inside an evolution gate, where no sandbox can be nested)');
-    ctx.skip();
-  }
+export async function skipUnlessSandbox(ctx: Mocha.Context): Promise<void> {
+  skipUnless(ctx, await noNestedSandbox());
 }
 
 /** Host processes whose command line contains `needle` (the sandbox's own PID numbers mean nothing out here). */

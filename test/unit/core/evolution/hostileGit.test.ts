@@ -6,7 +6,7 @@ import { hashTree } from '../../../helpers/hashTree';
 import { skipUnless, notRoot } from '../../../helpers/preconditions';
 import { runEvolution } from '../../../../src/core/evolution/pipeline';
 import { repoPaths } from '../../../../src/core/evolution/paths';
-import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, greetPatch, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
+import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, greetPatch, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, write, skipUnlessSandbox } from './helpers';
 
 /**
  * The host's own git on what the model left (docs/architecture.md,
@@ -109,7 +109,7 @@ const gitDirHash = (ws: string): string => hashTree(path.join(ws, '.git'), () =>
 
 describe('the host\'s git on what the model left: no repository of the model\'s is entered, none of its programs runs', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(180_000);
   let model: ScriptedModel;
@@ -235,7 +235,7 @@ describe('the host\'s git on what the model left: no repository of the model\'s 
 
 describe('no driver from any config: a .gitattributes naming a filter of the user\'s own git config', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(120_000);
   let model: ScriptedModel;

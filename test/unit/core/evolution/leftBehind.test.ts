@@ -8,7 +8,7 @@ import { runGate } from '../../../../src/core/evolution/testGate';
 import { repoPaths } from '../../../../src/core/evolution/paths';
 import { DEFAULT_GATE_LIMITS } from '../../../../src/core/sandbox/limits';
 import { NO_SANDBOX } from '../../../../src/core/sandbox/sandbox';
-import { Printer, ScriptedModel, baseOptions, callsScenario, git, greetPatch, rant, removeTempDirs, requiredSandbox, tempDir, triageAnswer, workspaceRepo, skipInsideEvolutionGate } from './helpers';
+import { Printer, ScriptedModel, baseOptions, callsScenario, git, greetPatch, rant, removeTempDirs, requiredSandbox, tempDir, triageAnswer, workspaceRepo, skipUnlessSandbox } from './helpers';
 
 /**
  * What a command of the model's leaves for the host's own code
@@ -49,7 +49,7 @@ function deadPid(): number {
 
 describe('what a command leaves behind: trees of any depth, throwaway folders', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(120_000);
   let model: ScriptedModel;
@@ -157,7 +157,7 @@ describe('what a command leaves behind: trees of any depth, throwaway folders', 
 
 describe('a FIFO where the model writes: the tools refuse it, and cancel ends the run', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(120_000);
   let model: ScriptedModel;
@@ -218,7 +218,7 @@ describe('a FIFO where the model writes: the tools refuse it, and cancel ends th
 
 describe('one runner: the model\'s run_tests is held to the limits and gets the environment the record claims', function () {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   this.timeout(120_000);
   let model: ScriptedModel;

@@ -7,11 +7,11 @@ import { rantStatuses, readDecisions } from '../../../../src/core/evolution/tria
 import { handOff } from '../../../../src/core/evolution/handOff';
 import { repoPaths } from '../../../../src/core/evolution/paths';
 import { isGitGuardError, noUnsavedBuffers } from '../../../../src/core/git';
-import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
+import { Printer, ScriptedModel, baseOptions, git, greetPatch, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipUnlessSandbox } from './helpers';
 
 describe('evolution run: the whole loop on the agent repository, against a real HTTP model and real git', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let model: ScriptedModel;
   let ws: string;

@@ -8,7 +8,7 @@ import { gateKey, markGated } from '../../../../src/core/evolution/record';
 import { candorCommits, MAX_FIRST_PARENTS } from '../../../../src/core/evolution/rollback';
 import { commitMessage } from '../../../../src/core/evolution/ship';
 import type { EvolutionRecord } from '../../../../src/core/evolution/record';
-import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, git, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipInsideEvolutionGate } from './helpers';
+import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, git, loopScenario, rant, removeTempDirs, snapshot, tempDir, triageAnswer, workspaceRepo, write, skipUnlessSandbox } from './helpers';
 
 const RANT_A = '01aaaaaaaaaaaaaaaaaaaaaaaa';
 const RANT_B = '01bbbbbbbbbbbbbbbbbbbbbbbb';
@@ -16,7 +16,7 @@ const BREAK = "module.exports = () => 'bye';\n";
 
 describe('automatic rollback for every merge shape', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let agent: string;
   let dataDir: string;

@@ -5,11 +5,11 @@ import { runEvolution } from '../../../../src/core/evolution/pipeline';
 import { readRuns } from '../../../../src/core/evolution/record';
 import { readDecisions } from '../../../../src/core/evolution/triage';
 import { repoPaths } from '../../../../src/core/evolution/paths';
-import { Printer, ScriptedModel, baseOptions, greetPatch, loopScenario, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, skipInsideEvolutionGate } from './helpers';
+import { Printer, ScriptedModel, baseOptions, greetPatch, loopScenario, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, skipUnlessSandbox } from './helpers';
 
 describe('evolution run: the sandbox setting, and what a run prints and records', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let model: ScriptedModel;
   let ws: string;

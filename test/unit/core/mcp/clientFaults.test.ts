@@ -78,18 +78,21 @@ describe('MCP client against misbehaving servers', function () {
       const result = await timed(() => connection!.call('hang', {}, { signal: NEVER, timeoutMs: 300 }));
       assert.equal(kindOf(result.error), 'timeout');
       assert.match((result.error as Error).message, /^hang: no answer within 300 ms$/);
-      assert.ok(result.ms < 1500, `took ${result.ms} ms`);
+      // The timeout is the behaviour: a real-clock bound, ten times what is asked.
+      assert.ok(result.ms < 3000, `took ${result.ms} ms`);
       await waitFor('the cancellation on the server', () => log.lines.some((l) => /stderr: the client cancelled request \d+/.test(l)));
       assert.equal(connection.closed, false, 'the connection stays usable');
     });
 
-    it('is cancelled promptly when the signal aborts', async () => {
+    it('is cancelled when the signal aborts, long before its timeout, and the server hears it', async () => {
       connection = await connectMcp(fixture('neverAnswers'), { log, secrets: secrets() });
       const abort = new AbortController();
-      setTimeout(() => abort.abort(), 100);
-      const result = await timed(() => connection!.call('hang', {}, { signal: abort.signal, timeoutMs: 60_000 }));
-      assert.equal(kindOf(result.error), 'cancelled');
-      assert.ok(result.ms < 1000, `took ${result.ms} ms`);
+      const result = timed(() => connection!.call('hang', {}, { signal: abort.signal, timeoutMs: 600_000 }));
+      await waitFor('the call to reach the server', () => log.lines.some((l) => /stderr: request \d+ of hang arrived/.test(l)));
+      abort.abort();
+      // Cancelled, not timed out: the timeout is ten minutes, longer than this test may run.
+      assert.equal(kindOf((await result).error), 'cancelled');
+      await waitFor('the cancellation on the server', () => log.lines.some((l) => /stderr: the client cancelled request \d+/.test(l)));
     });
 
     it('is not sent at all when the signal has already aborted', async () => {
@@ -97,8 +100,13 @@ describe('MCP client against misbehaving servers', function () {
       const abort = new AbortController();
       abort.abort();
       await assert.rejects(connection.call('hang', {}, { signal: abort.signal, timeoutMs: 60_000 }), (err: unknown) => isKindError(err, McpError, 'cancelled'));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.ok(!log.lines.some((l) => /cancelled request/.test(l)), 'the server never saw the call');
+      // A second call, sent after it on the same pipe: once the server has seen that one, it would have seen the first.
+      const second = new AbortController();
+      const call = connection.call('hang', {}, { signal: second.signal, timeoutMs: 600_000 });
+      await waitFor('the second call to reach the server', () => log.lines.some((l) => /stderr: request \d+ of hang arrived/.test(l)));
+      second.abort();
+      await assert.rejects(call, (err: unknown) => isKindError(err, McpError, 'cancelled'));
+      assert.equal(log.lines.filter((l) => /stderr: request \d+ of hang arrived/.test(l)).length, 1, 'the server saw only the second call');
     });
 
     it('fails promptly as crashed when the server exits in the middle of the call, not after the timeout', async () => {
@@ -107,8 +115,8 @@ describe('MCP client against misbehaving servers', function () {
       connection.onClosed((reason) => reasons.push(reason));
       const result = await timed(() => connection!.call('die', {}, { signal: NEVER, timeoutMs: 30_000 }));
       assert.equal(kindOf(result.error), 'crashed');
+      // Crashed, not timed out: the timeout (30 s) would have said "no answer within".
       assert.match((result.error as Error).message, /die: the server exited with code 3/);
-      assert.ok(result.ms < 2000, `took ${result.ms} ms`);
       assert.equal(connection.closed, true);
       assert.deepEqual(reasons, ['the server exited with code 3']);
       assert.ok(log.lines.some((l) => l.includes('mcp exitMidCall: stderr: dying in the middle of a call')), log.lines.join('\n'));
@@ -144,12 +152,16 @@ describe('MCP client against misbehaving servers', function () {
       // Tried: 5,000 lines on stderr at once.
       connection = await connectMcp(fixture('garbageStdout', minimalEnv({ STDERR_FLOOD: '5000' })), { log, secrets: secrets() });
       await connection.call('noise', {}, { signal: NEVER, timeoutMs: 10_000 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // One window lets 200 lines of the server through, stdout garbage and stderr together.
+      const fromServer = (): string[] => log.lines.filter((l) => /^\[(info|warn)\] mcp garbageStdout: (stderr|stdout line that is not JSON-RPC)/.test(l));
+      await waitFor("the window's 200 lines", () => fromServer().length >= 200);
       const flood = log.lines.filter((l) => l.includes('stderr: flood line'));
-      assert.ok(flood.length > 0 && flood.length <= 200, `${flood.length} flood lines logged`);
+      assert.ok(flood.length > 0, 'the flood is logged');
+      assert.equal(fromServer().length, 200, 'no more than one window holds (serverLog.test.ts counts the rest on a clock of its own)');
+      assert.equal(flood.at(-1), `[info] mcp garbageStdout: stderr: flood line ${flood.length - 1}`, 'the first lines, in order');
     });
 
-    it('returns a 5 MB result bounded to 64 KiB with a marker saying how much was cut, fast and redacted', async () => {
+    it('returns a 5 MB result bounded to 64 KiB with a marker saying how much was cut, redacted', async () => {
       const secret = 'result-secret-abcdef0123456789';
       connection = await connectMcp(fixture('bigResult'), { log, secrets: new SecretSet([secret]) });
       const bytes = 5 * 1024 * 1024;
@@ -157,7 +169,6 @@ describe('MCP client against misbehaving servers', function () {
       const result = await timed(() => connection!.call('big', { bytes, head: `${secret} `, at: secret, atOffset: 65_536 - 10 }, { signal: NEVER, timeoutMs: 30_000 }));
       const value = result.value;
       assert.ok(value, String(result.error));
-      assert.ok(result.ms < 3000, `took ${result.ms} ms`);
       assert.equal(value.bytes, bytes);
       assert.ok(value.text.startsWith('[redacted] xxx'), value.text.slice(0, 40));
       assert.ok(!value.text.includes(secret.slice(0, 12)), 'no piece of the secret at the cut');
@@ -192,9 +203,9 @@ describe('MCP client against misbehaving servers', function () {
       connection = await connectMcp(fixture('grandchild', minimalEnv({ PID_FILE: pidFile })), { log, secrets: secrets() });
       const [server, grandchild] = fs.readFileSync(pidFile, 'utf8').split(' ').map(Number);
       assert.ok(server && grandchild && alive(server) && alive(grandchild), 'both run while connected');
-      const closing = await timed(() => connection!.close());
-      assert.ok(closing.ms < 5000, `close took ${closing.ms} ms`);
-      await waitFor('the processes to go', () => !alive(server) && !alive(grandchild), 3000);
+      // The grandchild ignores SIGTERM: close() sends SIGKILL after the grace, and the kernel ends both.
+      await connection.close();
+      await waitFor('the processes to go', () => !alive(server) && !alive(grandchild));
     });
 
     it('ends the group of a server that crashed, grandchild included', async () => {
@@ -258,18 +269,23 @@ describe('MCP client against misbehaving servers', function () {
       const result = await timed(() => connectMcp(server, { log, secrets: secrets(), connectTimeoutMs: 500 }));
       assert.equal(kindOf(result.error), 'timeout');
       assert.match((result.error as Error).message, /did not finish starting within 0.5 s/);
-      assert.ok(result.ms < 3000, `took ${result.ms} ms`);
+      // The timeout is the behaviour: a real-clock bound, ten times what is asked.
+      assert.ok(result.ms < 5000, `took ${result.ms} ms`);
       const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-      await waitFor('the silent server to go', () => !alive(pid), 3000);
+      await waitFor('the silent server to go', () => !alive(pid));
     });
 
-    it('gives up connecting when the signal aborts', async () => {
+    it('gives up connecting when the signal aborts, long before its timeout, and leaves no process', async () => {
       const abort = new AbortController();
-      setTimeout(() => abort.abort(), 100);
-      const server = inlineServer('silent', 'setInterval(() => {}, 1000)');
-      const result = await timed(() => connectMcp(server, { log, secrets: secrets(), signal: abort.signal }));
-      assert.equal(kindOf(result.error), 'cancelled');
-      assert.ok(result.ms < 2500, `took ${result.ms} ms`);
+      const pidFile = path.join(tmp, 'pid');
+      const server = inlineServer('silent', "require('fs').writeFileSync(process.env.PID_FILE, String(process.pid)); setInterval(() => {}, 1000)", minimalEnv({ PID_FILE: pidFile }));
+      const result = timed(() => connectMcp(server, { log, secrets: secrets(), signal: abort.signal, connectTimeoutMs: 600_000 }));
+      await waitFor('the server to start', () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8') !== '');
+      abort.abort();
+      // Cancelled, not timed out: the timeout is ten minutes, longer than this test may run.
+      assert.equal(kindOf((await result).error), 'cancelled');
+      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+      await waitFor('the server to go', () => !alive(pid));
     });
   });
 });

@@ -86,7 +86,8 @@ describe('MCP client over HTTP', function () {
       connection = await connectMcp(remote('http', `http://127.0.0.1:${server.port}/mcp`), { log, secrets: new SecretSet() });
       const start = Date.now();
       await assert.rejects(connection.call('trigger-long-running-operation', { duration: 10, steps: 2 }, { signal: NEVER, timeoutMs: 300 }), { kind: 'timeout' });
-      assert.ok(Date.now() - start < 2000, `took ${Date.now() - start} ms`);
+      // The timeout is the behaviour: a real-clock bound, ten times what is asked.
+      assert.ok(Date.now() - start < 3000, `took ${Date.now() - start} ms`);
     });
 
     it('ends its session on close (the server forgets it)', async () => {

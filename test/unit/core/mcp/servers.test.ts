@@ -115,7 +115,13 @@ describe('MCP servers: started lazily, confirmed, and kept out of the turn when 
   it('starts nothing before the first ensureStarted, then starts a defined server once', async () => {
     make();
     s.defs.push(s.marked('lazy'));
-    await new Promise((r) => setTimeout(r, 300));
+    // The yardstick: another manager starts a server of its own from its first ensureStarted to running; an eager start of ours would be as far.
+    const other = setup();
+    other.defs.push(other.marked('yardstick'));
+    await other.servers.ensureStarted(signal());
+    assert.equal(other.pids('yardstick').length, 1);
+    await other.servers.dispose();
+    fs.rmSync(other.dir, { recursive: true, force: true });
     assert.deepEqual(s.pids('lazy'), [], 'no process ran before a request needed the tools');
     assert.deepEqual(s.servers.status(), []);
     await s.servers.ensureStarted(signal());
@@ -262,9 +268,8 @@ describe('MCP servers: started lazily, confirmed, and kept out of the turn when 
     const waiting = s.servers.ensureStarted(stop.signal);
     await waitFor('the first question', () => s.confirmations.length === 1);
     stop.abort();
-    const started = Date.now();
+    // The turn ends while the dialog is still open (it is answered only below): the stop did not wait for it.
     await waiting;
-    assert.ok(Date.now() - started < 500, 'the turn is not held by the open dialog');
     assert.equal(s.state('slow'), 'starting');
     assert.equal(s.confirmations.length, 1, 'the second question waits for the first');
     release?.();

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { condenseMemory, type CondenseOutcome, type SwapHooks } from '../../../../src/core/memory/condense';
 import { MAX_CARRY_ROUNDS } from '../../../../src/core/memory/swap';
 import { LATE_WRITE_GRACE_MS } from '../../../../src/core/memory/swap';
-import { seedNotes, sleep, startModelServer, tempFolder, tempLeftovers, waitFor, type ModelServer } from './helpers';
+import { seedNotes, startModelServer, tempFolder, tempLeftovers, waitFor, type ModelServer } from './helpers';
 
 const SUMMARY = '# Memory\n- condensed\n';
 
@@ -79,8 +79,12 @@ describe('memory condense: re-check rounds while the file keeps growing', () => 
     const writer = startWriterProcess(file, stopFile);
     try {
       await waitFor(() => fs.statSync(file).size > seed.length, 'the writer to start', 10_000);
-      // The pause only widens each re-check gap so the writer (one line per ms) surely lands in every one.
-      const outcome = await condense({ beforeSwapCheck: () => sleep(25) });
+      // Each re-check waits until the writer has added to the file since: it lands in every gap, however slow the machine.
+      const grown = async (): Promise<void> => {
+        const size = fs.statSync(file).size;
+        await waitFor(() => fs.statSync(file).size > size, 'the writer to add a line', 30_000);
+      };
+      const outcome = await condense({ beforeSwapCheck: grown });
       assert.equal(outcome.ok ? 'ok' : outcome.reason, 'still-growing');
     } finally {
       fs.writeFileSync(stopFile, '');
@@ -98,12 +102,15 @@ describe('memory condense: re-check rounds while the file keeps growing', () => 
       fs.writeFileSync(file, seed);
       const inode = fs.statSync(file).ino;
       const stale = fs.openSync(file, 'a');
+      const late = Buffer.from('late write 遅い\n', 'utf8');
       try {
-        const running = condense({});
-        await waitFor(() => fs.statSync(file).ino !== inode, 'the rename', 5000, 1);
-        const late = Buffer.from('late write 遅い\n', 'utf8');
-        fs.writeSync(stale, late);
-        const outcome = await running;
+        // The other process writes during the grace: after the rename, through the descriptor it opened before it.
+        const outcome = await condense({
+          lateWriteGrace: async () => {
+            assert.notEqual(fs.statSync(file).ino, inode, 'renamed already');
+            fs.writeSync(stale, late);
+          },
+        });
         assert.equal(outcome.ok, true, JSON.stringify(outcome));
         if (outcome.ok) assert.equal(outcome.carriedBytes, late.length);
         assert.ok(fs.readFileSync(file).equals(Buffer.concat([Buffer.from(SUMMARY), late])));

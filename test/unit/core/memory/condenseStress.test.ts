@@ -68,7 +68,6 @@ describe('memory condense: stress, a writer racing a loop of condenses', () => {
 
       const outcomes: CondenseOutcome[] = [];
       const summarized = new Set<number>();
-      const started = Date.now();
       for (; rounds < ROUNDS; rounds++) {
         const requestIndex = model.server.requests.length;
         const outcome = await condenseMemory({ file, model: model.model, unsavedFiles: () => [] });
@@ -90,12 +89,11 @@ describe('memory condense: stress, a writer racing a loop of condenses', () => {
       for (const n of lineNumbers(text)) assert.ok(n < written.length, `line ${n} was never written`);
       assert.deepEqual(tempLeftovers(dir), []);
 
-      // Not vacuous: condenses succeeded, carried lines, summarized others, and it stayed fast.
+      // Not vacuous: condenses succeeded, carried lines and summarized others.
       const successes = outcomes.filter((o) => o.ok);
       assert.ok(successes.length >= 5, `${successes.length} successful condenses`);
       assert.ok(successes.some((o) => o.carriedBytes > 0), 'some condense carried appended lines');
       assert.ok(summarized.size > 0 && summarized.size < written.length, `${summarized.size} of ${written.length} lines summarized`);
-      assert.ok(Date.now() - started < 10_000, 'bounded time');
     });
   }
 });

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LockBusyError, readLock, tryLock, withLock } from '../../../../src/core/process/lockFile';
+import { eventually } from '../sandbox/sandboxHelpers';
 
 const busy = (err: unknown): boolean => err instanceof LockBusyError && err.kind === 'busy';
 
@@ -98,7 +99,8 @@ describe('lock files: one rule for the run lock and the traces.sqlite write lock
     const work = async (): Promise<void> => {
       inside++;
       most = Math.max(most, inside);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Yield to the others trying meanwhile: two holders at once would both be inside here.
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
       inside--;
     };
     await Promise.all(Array.from({ length: 5 }, () => withLock(file, work, { timeoutMs: 5_000 })));
@@ -108,9 +110,14 @@ describe('lock files: one rule for the run lock and the traces.sqlite write lock
 
   it('withLock gives up after its timeout on a live holder, leaving the lock alone; a dead holder\'s lock is broken', async () => {
     const theirs = lockOfLiveProcess();
-    const started = Date.now();
-    await assert.rejects(withLock(file, () => 'ran', { timeoutMs: 200 }), busy);
-    assert.ok(Date.now() - started >= 200);
+    // A clock the waits move: it gives up once past the timeout, not before, whatever the machine's speed.
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const slept: number[] = [];
+    const clock = { clock: () => new Date(now), sleep: async (ms: number) => { slept.push(Math.round(ms)); now += Math.round(ms); } };
+    await assert.rejects(withLock(file, () => 'ran', { timeoutMs: 200, ...clock }), busy);
+    const waited = slept.reduce((sum, ms) => sum + ms, 0);
+    assert.ok(waited >= 200 && waited - (slept.at(-1) ?? 0) <= 200, `gave up after waiting ${waited} ms in ${slept.length} pauses`);
+    assert.ok(slept.length > 5, 'and tried again between the pauses');
     assert.equal(fs.readFileSync(file, 'utf8'), theirs);
     fs.writeFileSync(file, JSON.stringify({ pid: deadPid(), token: 'gone', ts: Date.now() }));
     assert.equal(await withLock(file, () => 'ran', { timeoutMs: 2_000 }), 'ran');
@@ -121,15 +128,17 @@ describe('lock files: one rule for the run lock and the traces.sqlite write lock
     const lock = tryLock(file);
     const script = `
       const { withLock } = require(${JSON.stringify(path.resolve(__dirname, '../../../../src/core/process/lockFile.ts'))});
-      withLock(${JSON.stringify(file)}, () => process.stdout.write('got it'), { timeoutMs: 10000 }).catch((e) => { process.stdout.write(String(e)); });
+      // Each pause after a busy try says so: the parent sees the child wait.
+      const sleep = (ms) => { process.stdout.write('.'); return new Promise((resolve) => setTimeout(resolve, ms)); };
+      withLock(${JSON.stringify(file)}, () => process.stdout.write('got it'), { timeoutMs: 600000, sleep }).catch((e) => { process.stdout.write(String(e)); });
     `;
     const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    assert.equal(out, '', 'the child waits while the lock is held');
+    assert.ok(await eventually(() => out.length >= 3, 60_000), `the child never waited: ${out}`);
+    assert.match(out, /^\.+$/, 'the child found the lock taken, more than once, and waits');
     lock.release();
     await new Promise((resolve) => child.on('close', resolve));
-    assert.equal(out, 'got it');
+    assert.match(out, /^\.+got it$/);
   });
 });

@@ -6,22 +6,25 @@ import { modelAt } from '../provider/models';
 import { runAbTest, type AbProgress } from '../../../../src/core/promptEvolution/abTest';
 import { Semaphore } from '../../../../src/core/promptEvolution/semaphore';
 import type { EvalTask } from '../../../../src/core/promptEvolution/taskSet';
+import { eventually } from '../sandbox/sandboxHelpers';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
 const tasks = (n: number): EvalTask[] => Array.from({ length: n }, (_, i) => ({ id: `t${i + 1}`, input: `Task ${i + 1}`, expected: 'PASS', scorer: 'exact' }));
 
-/** Wraps a model to measure how many requests are in flight at once. */
-function counting(model: TextModel): TextModel & { peak: number } {
-  let active = 0;
+/** Wraps a model to measure how many requests are in flight now and at most, and how many were started. */
+function counting(model: TextModel): TextModel & { peak: number; active: number; started: number } {
   const wrapped = {
     peak: 0,
+    active: 0,
+    started: 0,
     async complete(...args: Parameters<TextModel['complete']>): Promise<string> {
-      active++;
-      wrapped.peak = Math.max(wrapped.peak, active);
+      wrapped.started++;
+      wrapped.active++;
+      wrapped.peak = Math.max(wrapped.peak, wrapped.active);
       try {
         return await model.complete(...args);
       } finally {
-        active--;
+        wrapped.active--;
       }
     },
   };
@@ -71,8 +74,9 @@ describe('prompt evolution A/B runner (real HTTP to the offline provider)', () =
   it('cancel stops the run: no further requests, kind "cancelled"', async () => {
     use({ rules: [{ respond: { text: 'PASS' }, holdMs: 20 }] });
     const controller = new AbortController();
+    const counted = counting(model);
     const result = await runAbTest({
-      model,
+      model: counted,
       tasks: tasks(20),
       baseline: 'b',
       candidates: [{ id: 'c', text: 'c' }],
@@ -81,8 +85,10 @@ describe('prompt evolution A/B runner (real HTTP to the offline provider)', () =
       onProgress: (p) => p.done === 3 && controller.abort(),
     });
     assert.equal(result.kind, 'cancelled');
-    await new Promise((r) => setTimeout(r, 50));
-    assert.ok(server.requests.length <= 6, `${server.requests.length} requests after cancelling at 3 of 40`);
+    // Once nothing is in flight, nothing more can start: a runner that went on would start the next as each one ended.
+    assert.ok(await eventually(() => counted.active === 0, 30_000), 'the requests in flight ended');
+    assert.ok(counted.started <= 6, `${counted.started} requests after cancelling at 3 of 40`);
+    assert.equal(server.requests.length, counted.started);
   });
 
   it('a failed request drops that task from the pairs and is reported', async () => {

@@ -8,7 +8,7 @@ import { diskVerdict, floorBytes, type DiskMeasure, type FreeSpace } from '../..
 import { heldOpenBytes } from '../../../../src/core/sandbox/heldOpen';
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { notRoot, skipUnless } from '../../../helpers/preconditions';
-import { removeTempDirs, requiredSandbox, skipInsideEvolutionGate, tempDir } from '../evolution/helpers';
+import { removeTempDirs, requiredSandbox, skipUnlessSandbox, tempDir } from '../evolution/helpers';
 
 /**
  * The disk limit against what a walk does not see: each dodge is first shown
@@ -30,7 +30,7 @@ describe('the disk limit counts everything: each dodge works on the plain host, 
   let sandbox: Sandbox;
   let clone: string;
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
     skipUnless(this, notRoot());
     sandbox = await requiredSandbox();
   });

@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { coverLeaked, scan } from '../../../../src/core/sandbox/inheritedFds';
-import { removeTempDirs, tempDir, write, skipInsideEvolutionGate } from '../evolution/helpers';
+import { removeTempDirs, tempDir, write, skipUnlessSandbox } from '../evolution/helpers';
 
 /** Where the child is handed the descriptor: past every number the gate uses for its own (3–8). */
 const LEAKED_FD = 20;
@@ -59,7 +59,7 @@ describe('descriptors handed to Candor without close-on-exec never reach a sandb
 
   describe('a folder the sandbox hides, reached through a leaked descriptor', () => {
     before(async function () {
-      await skipInsideEvolutionGate(this);
+      await skipUnlessSandbox(this);
     });
 
     it('a plain child reads the hidden file through it (the trap armed); a gate command gets /dev/null there', () => {

@@ -6,7 +6,8 @@ import { cgroupFolder, parseCgroupMounts, parseMembership } from '../../../../sr
 import { OutputSigns, limitReason, opensWithOpenerCredentials, prepareLimits, type PreparedLimits } from '../../../../src/core/sandbox/limits';
 import type { GateCgroup } from '../../../../src/core/sandbox/cgroup';
 import { NO_SANDBOX, openInputs, type Invocation, type Sandbox } from '../../../../src/core/sandbox/sandbox';
-import { processesMatching, removeTempDirs, requiredSandbox, skipInsideEvolutionGate, tempDir } from '../evolution/helpers';
+import { processesMatching, removeTempDirs, requiredSandbox, skipUnlessSandbox, tempDir } from '../evolution/helpers';
+import { notRoot, skipUnless } from '../../../helpers/preconditions';
 
 /**
  * Every bomb here is bounded by its own loop, so a limit that fails costs
@@ -16,13 +17,12 @@ import { processesMatching, removeTempDirs, requiredSandbox, skipInsideEvolution
  */
 const GATE_UID = 64999;
 const MiB = 1024 * 1024;
-const root = process.platform === 'linux' && process.getuid?.() === 0;
 
 describe('gate limits', () => {
   let dir: string;
   beforeEach(function () {
     // The cgroup and the uid switch need root (CI runs as root); elsewhere there is nothing to enforce them with.
-    if (!root) this.skip();
+    skipUnless(this, notRoot());
     dir = tempDir('candor-limits-');
     fs.chmodSync(dir, 0o777);
   });
@@ -201,7 +201,7 @@ describe('gate limits', () => {
   describe('in bubblewrap', () => {
     let sandbox: Sandbox;
     before(async function () {
-      await skipInsideEvolutionGate(this);
+      await skipUnlessSandbox(this);
       sandbox = await requiredSandbox();
     });
     const boxed = async (command: string, options: Partial<CommandOptions> = {}): Promise<CommandResult> => {
@@ -246,7 +246,7 @@ describe('gate limits', () => {
     });
 
     it('without a cgroup, RLIMIT_NPROC set before bubblewrap bounds the gate user it switches to', async function () {
-      if (sandbox.user === undefined) this.skip();
+      skipUnless(this, sandbox.user === undefined ? 'the sandbox switches to no gate user here (Candor is not root)' : undefined);
       const forks = await boxed(forkBomb(needle()), { cgroups: false });
       assert.equal(forks.limits?.pids, 'rlimit');
       assert.equal(forks.limitHit, 'may have hit the process limit (64)', forks.tail);

@@ -7,8 +7,9 @@ import * as path from 'node:path';
 import { runGate, type GateOptions } from '../../../../src/core/evolution/testGate';
 import { NO_SANDBOX, detectSandbox, isSandboxUnavailable, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { bubblewrapInvocation } from '../../../../src/core/sandbox/bubblewrap';
-import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from '../evolution/helpers';
+import { removeTempDirs, requiredSandbox, tempDir, write, skipUnlessSandbox } from '../evolution/helpers';
 import { gateRun, runWrapped } from './sandboxHelpers';
+import { notRoot, skipUnless } from '../../../helpers/preconditions';
 
 /**
  * The sandbox on its own (docs/architecture.md, "Sandbox"). Each defence is
@@ -17,7 +18,7 @@ import { gateRun, runWrapped } from './sandboxHelpers';
  */
 describe('sandbox: bubblewrap around every gate command', () => {
   before(async function () {
-    await skipInsideEvolutionGate(this);
+    await skipUnlessSandbox(this);
   });
   let sandbox: Sandbox;
   let clone: string;
@@ -76,7 +77,7 @@ describe('sandbox: bubblewrap around every gate command', () => {
     });
 
     it('as root: setpriv missing is unavailable, naming util-linux', async function () {
-      if (process.getuid?.() !== 0) this.skip();
+      skipUnless(this, notRoot());
       const missing = await detectSandbox('required', { setprivPath: path.join(tempDir('candor-nosetpriv-'), 'setpriv') });
       assert.ok(isSandboxUnavailable(missing));
       assert.equal(missing.cause, 'missing');
@@ -85,7 +86,7 @@ describe('sandbox: bubblewrap around every gate command', () => {
     });
 
     it("as root: a sandboxUid an account of this machine has is refused before any command (the gate would get that account's files)", async function () {
-      if (process.getuid?.() !== 0) this.skip();
+      skipUnless(this, notRoot());
       // uid 1 is "daemon" on Debian; any account of /etc/passwd other than root does.
       const account = fs.readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => fields[2] !== undefined && fields[2] !== '0' && fields[2] !== '65534');
       assert.ok(account !== undefined, 'an account to collide with');
@@ -98,7 +99,7 @@ describe('sandbox: bubblewrap around every gate command', () => {
     });
 
     it('as root: when the switch to the gate uid fails inside the sandbox, detection says refused, with the words of the failure', async function () {
-      if (process.getuid?.() !== 0) this.skip();
+      skipUnless(this, notRoot());
       // A setpriv outside every folder the sandbox shows cannot start in it.
       const fake = path.join(tempDir('candor-fakesetpriv-'), 'setpriv');
       fs.writeFileSync(fake, '#!/bin/sh\nexec "$@"\n', { mode: 0o755 });

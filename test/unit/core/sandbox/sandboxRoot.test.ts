@@ -9,8 +9,9 @@ import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
 import { bubblewrapInvocation } from '../../../../src/core/sandbox/bubblewrap';
 import { CALLS, gateSeccompProgram, seccompArch } from '../../../../src/core/sandbox/seccomp';
 import { gateGroup, gateNsswitch, gatePasswd, gateUserFor, gateUserProblem, prepareForGateUser } from '../../../../src/core/sandbox/gateUser';
-import { removeTempDirs, requiredSandbox, tempDir, write, skipInsideEvolutionGate } from '../evolution/helpers';
+import { removeTempDirs, requiredSandbox, tempDir, write, skipUnlessSandbox } from '../evolution/helpers';
 import { gateRun, openForWriting, runWrapped } from './sandboxHelpers';
+import { cannotChown, notRoot, skipUnless } from '../../../helpers/preconditions';
 
 /**
  * The sandbox when Candor runs as root (dev containers, code-server images,
@@ -23,11 +24,8 @@ import { gateRun, openForWriting, runWrapped } from './sandboxHelpers';
 describe('sandbox as root: the gate user, the seccomp filter, kernel state, and what is not mounted', function () {
   this.timeout(60_000);
   before(async function () {
-    await skipInsideEvolutionGate(this);
-    if (process.getuid?.() !== 0) {
-      console.log('    (skipped: these traps need root, as CI runs the tests)');
-      this.skip();
-    }
+    await skipUnlessSandbox(this);
+    skipUnless(this, notRoot());
   });
   let sandbox: Sandbox;
   let clone: string;
@@ -55,7 +53,7 @@ describe('sandbox as root: the gate user, the seccomp filter, kernel state, and 
   });
 
   it("users and groups come from the sandbox's own files alone; the host's other NSS lines stay", async function () {
-    if (!fs.existsSync('/etc/nsswitch.conf')) this.skip();
+    skipUnless(this, fs.existsSync('/etc/nsswitch.conf') ? undefined : 'this machine has no /etc/nsswitch.conf');
     const hostHosts = /^hosts:.*$/m.exec(fs.readFileSync('/etc/nsswitch.conf', 'utf8'))?.[0];
     const tail = await gate('grep -E "^(passwd|group|hosts):" /etc/nsswitch.conf; getent passwd root | cut -d: -f1,3; getent passwd 4242 || echo "no 4242"');
     const lines = tail.trim().split('\n');
@@ -307,7 +305,7 @@ describe('the gate user: which uid may be it, its passwd, and the clone made its
   });
 
   it('prepareForGateUser: the work tree becomes the gate user\'s; .git, a link\'s target, another name of an outside file and a FIFO keep their owner (chown through them would not)', async function () {
-    if (process.getuid?.() !== 0) this.skip();
+    skipUnless(this, cannotChown());
     const outside = tempDir('candor-outside-');
     const clone = tempDir('candor-clone-');
     write(clone, 'src/a.js', 'a\n');
@@ -338,7 +336,7 @@ describe('the gate user: which uid may be it, its passwd, and the clone made its
   });
 
   it('prepareForGateUser: a dependency folder setup made (the gate user\'s) is not walked again; one root made is', async function () {
-    if (process.getuid?.() !== 0) this.skip();
+    skipUnless(this, cannotChown());
     const clone = tempDir('candor-clone-');
     write(clone, 'node_modules/dep/index.js', 'x\n');
     await prepareForGateUser(clone, user);

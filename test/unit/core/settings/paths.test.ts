@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { readPromptFile } from '../../../../src/core/prompt/promptFile';
 import { isInsideReal } from '../../../../src/core/realPath';
 import { dataDirRefusal, ensureDataDir, isDataDirError, type DataDirContext } from '../../../../src/core/settings/dataDirRules';
+import { notRoot, skipUnless } from '../../../helpers/preconditions';
 
 describe('real-path rules', () => {
   let root: string;
@@ -87,7 +88,7 @@ describe('data folder rules: a folder nobody else can steer', () => {
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
   const refusal = (dir: string, extra: Partial<DataDirContext> = {}): string | undefined => dataDirRefusal(dir, { ...context, ...extra })?.kind;
   const requireRoot = (ctx: Mocha.Context): void => {
-    if (process.getuid?.() !== 0) ctx.skip();
+    skipUnless(ctx, notRoot());
   };
 
   it('refuses the filesystem root and the home itself, naming candor.dataDir; a folder in the home is fine', () => {
