@@ -27,6 +27,7 @@ import * as path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { repoPaths } from '../../src/core/evolution/paths';
 import { gateKey, markGated, readRuns } from '../../src/core/evolution/record';
+import { STREAM_PREFIX } from '../../src/core/terminalRows';
 import { buildCli, runCli } from '../unit/cli/helpers';
 
 const CHECKOUT = path.resolve(__dirname, '../..');
@@ -58,11 +59,19 @@ async function serveDependencies(): Promise<{ readonly url: string; close(): Pro
   return { url: `http://127.0.0.1:${port}/${token}/node_modules.tar`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** The gate's output from the `── gate` phase on: the change's gate. */
+/**
+ * The gate's output from the `── gate` phase on: the change's gate, as the
+ * suite printed it. The CLI starts every row of streamed output with
+ * `STREAM_PREFIX` and shows a colour sequence by its marks (`␛[32m`); both
+ * come off here.
+ */
 function changeGateOutput(stdout: string): string {
   const at = stdout.indexOf('\n── gate\n');
   assert.ok(at >= 0, `no change gate ran:\n${stdout.slice(-4000)}`);
-  return stripVTControlCharacters(stdout.slice(at));
+  return stripVTControlCharacters(stdout.slice(at))
+    .split('\n')
+    .map((row) => (row.startsWith(STREAM_PREFIX) ? row.slice(STREAM_PREFIX.length) : row).replace(/␛\[[0-9;]*m/g, ''))
+    .join('\n');
 }
 
 /** Passed (a ✔ line with its title), or skipped with its probe's reason in the reporter's list; never anything else. */
