@@ -4,7 +4,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readPromptFile } from '../../../../src/core/prompt/promptFile';
-import { isInsideReal } from '../../../../src/core/realPath';
 import { dataDirRefusal, ensureDataDir, isDataDirError, type DataDirContext } from '../../../../src/core/settings/dataDirRules';
 
 describe('real-path rules', () => {
@@ -21,8 +20,9 @@ describe('real-path rules', () => {
     const dataDir = path.join(root, 'innocent', 'candor-data', 'not-yet');
     // The trap: lexically the folder is outside the workspace.
     assert.ok(path.relative(workspace, dataDir).startsWith('..'));
-    assert.equal(isInsideReal(workspace, dataDir), true);
-    assert.equal(isInsideReal(workspace, path.join(root, 'elsewhere', 'data')), false);
+    const context: DataDirContext = { home: '', uid: undefined, guarded: [{ label: 'the workspace folder', path: workspace }] };
+    assert.equal(dataDirRefusal(dataDir, context)?.kind, 'overlaps');
+    assert.equal(dataDirRefusal(path.join(root, 'elsewhere', 'data'), context), undefined);
   });
 
   describe('.candor/prompt.md', () => {
