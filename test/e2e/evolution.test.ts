@@ -12,7 +12,7 @@ import {
   waitForNotification, writeScenario, type Scenario,
 } from './harness';
 import { openChat, openFile } from './candor';
-import { GIT_SPY_DIR, callsIn, readSpyLog, writingCalls } from '../helpers/gitSpy';
+import { callsIn, readSpyLog, spiedGit, writingCalls } from '../helpers/gitSpy';
 import { hashTree } from '../helpers/hashTree';
 
 type Run = { outcome: string; branch: string | null; commit: string | null; rants: string[]; reason: string; repository: string | null; gate: { passed: boolean } | null };
@@ -69,22 +69,6 @@ function scriptTriage(file: string, id: string, cls: string, change: Scenario['r
   fs.utimesSync(file, later, later);
 }
 
-/** Opens a file outside the workspace with Quick Open and its absolute path, as a user can. */
-async function openByPath(page: import('playwright-core').Page, file: string): Promise<void> {
-  await page.evaluate(() => {
-    const active = document.activeElement;
-    if (active instanceof HTMLElement && active.tagName === 'IFRAME') active.blur();
-  });
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget .quick-input-box input');
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(file);
-  const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${path.basename(file).replace('.', '\\.')}$`) }) });
-  await row.first().waitFor({ state: 'visible', timeout: 10_000 });
-  await row.first().click();
-  await page.locator(`.tabs-container .tab[aria-label^="${path.basename(file)}"]`).first().waitFor({ state: 'visible', timeout: 10_000 });
-}
-
 describe("evolution: a workspace's .vscode/settings.json cannot name the agent repository", function () {
   const agent = makeAgentRepo();
   const ctx = useWorkbench({
@@ -122,11 +106,11 @@ describe("evolution: a workspace's .vscode/settings.json cannot name the agent r
 
 describe('evolution on the agent repository set in the user (machine) settings, as a VS Code task', function () {
   const agent = makeAgentRepo();
-  const spyLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-spy-')), 'git-calls.log');
+  const spy = spiedGit();
   const ctx = useWorkbench({
     start: (ws) => ({
-      pathPrefix: [GIT_SPY_DIR],
-      env: { SPY_GIT_LOG: spyLog, SPY_REAL_GIT: '/usr/bin/git' },
+      pathPrefix: spy.pathPrefix,
+      env: spy.env,
       settings: {
         'candor.dataDir': ws.dataDir,
         'candor.evolution.repository': agent.dir,
@@ -256,7 +240,7 @@ describe('evolution on the agent repository set in the user (machine) settings, 
     const id = await rantFromPalette(ctx.page, ctx.ws.dataDir, 'the agent should greet by name');
     scriptTriage(scenario(), id, 'agent-code');
     const file = path.join(agent.dir, 'greet.js');
-    await openByPath(ctx.page, file);
+    await openFile(ctx.page, file);
     await ctx.page.locator('.monaco-editor:visible .view-lines').first().click();
     await ctx.page.keyboard.press('Control+End');
     await ctx.page.keyboard.type('// unsaved');
@@ -268,7 +252,7 @@ describe('evolution on the agent repository set in the user (machine) settings, 
   });
 
   it('the git spy saw no write in the workspace or the agent repository but the hand-off\'s ref-only fetch', () => {
-    const calls = readSpyLog(spyLog);
+    const calls = readSpyLog(spy.log);
     for (const repo of [fs.realpathSync(ctx.ws.dir), agent.dir]) {
       assert.deepEqual(writingCalls(callsIn(calls, repo)), [], `nothing that writes ran in ${repo}, the hand-off's fetch in its one shape aside`);
     }

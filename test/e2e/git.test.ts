@@ -4,18 +4,17 @@
 // reset, clean or otherwise rewrite it.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { eventually, screenshot, useWorkbench, writeScenario } from './harness';
 import { chatButton, openChat, openFile, sendMessage, waitForTranscript, waitIdle } from './candor';
-import { GIT_SPY_DIR, callsIn, readSpyLog, writingCalls } from '../helpers/gitSpy';
+import { callsIn, readSpyLog, spiedGit, writingCalls } from '../helpers/gitSpy';
 
 describe('git guard and workspace tools in VS Code', function () {
-  const spyLog = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-spy-')), 'git-calls.log');
+  const spy = spiedGit();
   const ctx = useWorkbench({
     start: (ws) => ({
-      pathPrefix: [GIT_SPY_DIR],
-      env: { SPY_GIT_LOG: spyLog, SPY_REAL_GIT: '/usr/bin/git' },
+      pathPrefix: spy.pathPrefix,
+      env: spy.env,
       settings: {
         'candor.dataDir': ws.dataDir,
         // VS Code's own git extension would also call git in the workspace; with it
@@ -124,7 +123,7 @@ describe('git guard and workspace tools in VS Code', function () {
   });
 
   it('the git spy saw Candor read the workspace and never run a forbidden subcommand there', () => {
-    const inWorkspace = callsIn(readSpyLog(spyLog), fs.realpathSync(ctx.ws.dir));
+    const inWorkspace = callsIn(readSpyLog(spy.log), fs.realpathSync(ctx.ws.dir));
     assert.ok(inWorkspace.length >= 5, `the spy logged Candor's reads (${inWorkspace.length} calls)`);
     assert.ok(inWorkspace.some((c) => c.verb === 'status'), 'status went through the shim');
     assert.deepEqual(writingCalls(inWorkspace), [], 'nothing that writes ran in the workspace');

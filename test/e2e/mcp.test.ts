@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
+import { isAlive } from '../../src/core/process/lockFile';
 import { eventually, quickInputPrompt, quickInputType, reloadWorkbench, repoRoot, runCommand, useWorkbench, waitForNotification, writeScenario } from './harness';
 import { answerDialog, chatButton, gaugeTooltip, openChat, sendMessage, waitForTranscript, waitIdle } from './candor';
 
@@ -36,15 +37,6 @@ function mcpJson(extraEnv: Record<string, string> = {}): string {
 /** The pids the marked fixture wrote, one per start. */
 function markerPids(marker: string): number[] {
   return fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).map(Number) : [];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** After a reload, the next message starts the server a second time, with no dialog: what was confirmed (and typed) was kept. */
@@ -151,12 +143,12 @@ describe('MCP servers from the workspace\'s configuration', function () {
   });
 
   it('turning candor.mcp.enabled off stops the running servers at once', async () => {
-    const running = markerPids(marker).filter(alive);
+    const running = markerPids(marker).filter(isAlive);
     assert.ok(running.length > 0, 'the settings.json server runs');
     // The settings of a remote window's extension host live in the remote machine's settings file.
     fs.mkdirSync(path.join(ctx.vs.userDir, 'Machine'), { recursive: true });
     fs.writeFileSync(path.join(ctx.vs.userDir, 'Machine', 'settings.json'), `${JSON.stringify({ 'candor.mcp.enabled': false }, null, 2)}\n`);
-    await eventually(() => (running.every((pid) => !alive(pid)) ? true : undefined), 20_000, 'the running server to stop, without a reload');
+    await eventually(() => (running.every((pid) => !isAlive(pid)) ? true : undefined), 20_000, 'the running server to stop, without a reload');
     const frame = await openChat(ctx.page);
     await eventually(async () => ((await frame.locator('#tools-mcp').count()) === 0 || (await frame.locator('#tools-mcp').innerText()) === '' ? true : undefined), 10_000, 'the header no longer names MCP');
   });

@@ -5,6 +5,7 @@
 // `git --list-cmds=main` by test/unit/core/git/writingVerbs.test.ts, whose table
 // says, command by command, why each one reads or writes.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /** The folder to put first on PATH: its `git` logs every call, then runs the real git. */
@@ -36,6 +37,12 @@ export const WRITING_VERBS: readonly string[] = [
   'shell', 'sparse-checkout', 'stage', 'stash', 'submodule', 'submodule--helper', 'subtree', 'switch', 'symbolic-ref', 'tag',
   'unpack-file', 'unpack-objects', 'update-index', 'update-ref', 'update-server-info', 'worktree', 'write-tree',
 ];
+
+/** What a code-server needs to run with the spy as its git: the spy first on PATH, the real git, and a fresh log file. */
+export function spiedGit(realGit = '/usr/bin/git'): { readonly log: string; readonly pathPrefix: string[]; readonly env: Record<string, string> } {
+  const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-spy-')), 'git-calls.log');
+  return { log, pathPrefix: [GIT_SPY_DIR], env: { SPY_GIT_LOG: log, SPY_REAL_GIT: realGit } };
+}
 
 /** One git call as the spy logged it. */
 export interface SpiedCall {

@@ -16,6 +16,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { skipUnless } from './preconditions';
+import { isAlive } from '../../src/core/process/lockFile';
 
 /** The tiny models' roles: `random` answers random text and never stops early; `toolcall` calls `list_files`, then thinks and answers "Done.". */
 export type LlamaModel = 'random' | 'toolcall';
@@ -95,7 +96,7 @@ export async function startLlama(found: LlamaFound, options: LlamaOptions = {}):
     } catch {
       return; // already gone
     }
-    for (let i = 0; i < 100 && alive(pid); i += 1) await delay(20);
+    for (let i = 0; i < 100 && isAlive(pid); i += 1) await delay(20);
   };
   try {
     await waitHealthy(origin, pid, logFile);
@@ -109,7 +110,7 @@ export async function startLlama(found: LlamaFound, options: LlamaOptions = {}):
 async function waitHealthy(origin: string, pid: number, logFile: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (!alive(pid)) throw new Error(`llama-server exited; the end of ${logFile}:\n${tail(logFile)}`);
+    if (!isAlive(pid)) throw new Error(`llama-server exited; the end of ${logFile}:\n${tail(logFile)}`);
     try {
       const response = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(1000) });
       if (response.status === 200) return;
@@ -142,15 +143,6 @@ function isExecutable(file: string): boolean {
   try {
     fs.accessSync(file, fs.constants.X_OK);
     return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }

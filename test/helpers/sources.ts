@@ -42,3 +42,16 @@ export function sourcesUnder(dir: string, expected: readonly string[], pattern: 
 export function stripComments(code: string): string {
   return code.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
 }
+
+/**
+ * Every `candor.*` id the host registers, and the file that does: the first
+ * argument of `registerCommand(…)` or of a wrapper around it (`run`,
+ * `command`, `register`), found by reading the sources under `src`.
+ */
+export function commandRegistrations(): Array<{ id: string; file: string }> {
+  const found: Array<{ id: string; file: string }> = [];
+  for (const { file, code } of sourcesUnder('src', ['src/extension.ts'], /\.ts$/)) {
+    for (const match of code.matchAll(/\b(?:registerCommand|command|run|register)\(\s*['"](candor\.[A-Za-z]+)['"]/g)) found.push({ id: match[1] ?? '', file });
+  }
+  return found;
+}

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
-import { within } from '../sandbox/bubblewrap';
 import type { CommandResult } from '../sandbox/command';
 import { oneLine } from '../text';
+import { isInside } from '../realPath';
 
 /**
  * What the model is told about a command it ran (`run_command`): how it
@@ -173,7 +173,7 @@ export class OutputExplainer {
         if (READ_ONLY.test(line)) this.#write = { path: pathIn(line, this.#context.cwd) };
         else if (DENIED.test(line) && WRITING.test(line)) {
           const target = pathIn(line, this.#context.cwd);
-          if (target !== undefined && (this.#outsideView(target) || this.#context.readOnly.some((dir) => within(dir, target)))) this.#write = { path: target };
+          if (target !== undefined && (this.#outsideView(target) || this.#context.readOnly.some((dir) => isInside(dir, target)))) this.#write = { path: target };
         }
       }
       // With the network off the sandbox's own loopback is its only interface: a refused connection is one to it, never to a host service.
@@ -183,12 +183,12 @@ export class OutputExplainer {
   }
 
   #outsideView(target: string): boolean {
-    return ![this.#context.workspace, ...this.#context.writable].some((dir) => within(dir, target));
+    return ![this.#context.workspace, ...this.#context.writable].some((dir) => isInside(dir, target));
   }
 
   #writeWords(target: string | undefined): string {
     // Inside the view, only what it shows read-only refuses a write: the repository's .git and the dependency folders.
-    if (target !== undefined && within(this.#context.workspace, target)) {
+    if (target !== undefined && isInside(this.#context.workspace, target)) {
       return `it tried to write ${target}, which commands may only read: the workspace's .git and dependency folders are read-only in its view, and the workspace itself is read-only to them`;
     }
     return `it tried to write outside its view of the workspace${target !== undefined ? ` (${target})` : ''}: commands can write only in the view; the workspace itself is read-only to them`;

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { within } from '../sandbox/bubblewrap';
 import { runInvocation } from '../sandbox/command';
 import type { GateCgroup } from '../sandbox/cgroup';
 import { openGateCgroup, releaseGateCgroup } from '../sandbox/gateCgroups';
@@ -11,7 +10,7 @@ import { DEPENDENCY_DIR } from '../sandbox/dependencies';
 import { GateInputs, prepareSandbox, type Sandbox, type SandboxRun } from '../sandbox/sandbox';
 import { KindError } from '../kindError';
 import { commandEnvironment } from '../process/environment';
-import { realOrResolved } from '../realPath';
+import { realOrResolved, isInside } from '../realPath';
 import { redact } from '../redact';
 import { OutputExplainer, lastLines, stripAnsi, type ViewCommandResult } from './commandReport';
 
@@ -85,7 +84,7 @@ export async function runInView(c: ViewCommand): Promise<ViewCommandResult> {
   }
   const root = path.resolve(c.workspaceRoot);
   const relative = path.relative(root, path.resolve(c.cwd));
-  if (!path.isAbsolute(c.cwd) || !within(root, path.resolve(c.cwd))) throw new CommandError('outside-view', `the command's folder ${c.cwd} is not inside the workspace ${root}`);
+  if (!path.isAbsolute(c.cwd) || !isInside(root, path.resolve(c.cwd))) throw new CommandError('outside-view', `the command's folder ${c.cwd} is not inside the workspace ${root}`);
   if (!isFolder(c.view)) throw new CommandError('outside-view', `the view of the workspace (${c.view}) is missing`);
   const workspace = realOrResolved(root);
   const view = realOrResolved(c.view);
@@ -166,7 +165,7 @@ export async function runInView(c: ViewCommand): Promise<ViewCommandResult> {
  */
 function viewRun(c: ViewCommand, at: { readonly workspace: string; readonly view: string; readonly home: string; readonly tmp: string }): SandboxRun {
   const root = path.resolve(c.workspaceRoot);
-  const inWorkspace = (target: string): boolean => path.isAbsolute(target) && within(root, path.resolve(target));
+  const inWorkspace = (target: string): boolean => path.isAbsolute(target) && isInside(root, path.resolve(target));
   const inside = (target: string): string => path.join(at.workspace, path.relative(root, path.resolve(target)));
   return {
     cwd: at.workspace,
@@ -176,7 +175,7 @@ function viewRun(c: ViewCommand, at: { readonly workspace: string; readonly view
     hidden: c.hidden,
     network: c.network,
     depsWritable: false,
-    readOnlyBinds: c.readOnlyBinds.filter((bind) => inWorkspace(bind.dest) && within(at.workspace, realOrResolved(bind.source))).map((bind) => ({ source: bind.source, dest: inside(bind.dest) })),
+    readOnlyBinds: c.readOnlyBinds.filter((bind) => inWorkspace(bind.dest) && isInside(at.workspace, realOrResolved(bind.source))).map((bind) => ({ source: bind.source, dest: inside(bind.dest) })),
     tmpfs: c.tmpfs.filter(inWorkspace).map(inside),
     // The sandbox's own tmpfs folders hold at most what the disk limit allows the view and the home.
     tmpfsMiB: (c.limits ?? DEFAULT_GATE_LIMITS).diskMiB,

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../messages';
 import { errorMessage } from '../errorMessage';
-import { KindError } from '../kindError';
+import { KindError, isKindError } from '../kindError';
 
 /**
  * Compaction: the older turns are summarized and replaced by the summary; the
@@ -109,7 +109,7 @@ export async function compactHistory(
   } catch (err) {
     throwIfCancelled(signal);
     // The summarizer's own refusals (a cut summary, no room for one) say what happened themselves.
-    if (err instanceof CompactionError) throw err;
+    if (isKindError(err, CompactionError)) throw err;
     throw new CompactionError('summary-failed', `the summary request failed: ${describe(err)}`, { cause: err });
   }
   throwIfCancelled(signal);

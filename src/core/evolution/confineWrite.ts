@@ -1,9 +1,10 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { isGitInternal, within } from '../workspace/confine';
+import { isGitInternal } from '../workspace/confine';
 import { WorkspaceToolError } from '../workspace/errors';
 import { DEPENDENCY_DIR } from '../sandbox/dependencies';
 import { describeType } from '../boundedRead';
+import { isInside } from '../realPath';
 
 export interface WritablePath {
   /** Real absolute path to write (a symlink inside the clone resolved to its target). */
@@ -35,7 +36,7 @@ export async function confineForWrite(root: string, input: unknown): Promise<Wri
   } catch {
     throw new WorkspaceToolError('symlink-outside', `${relative} is a symlink whose target does not exist; it could lead anywhere`);
   }
-  if (!within(realRoot, real)) {
+  if (!isInside(realRoot, real)) {
     throw new WorkspaceToolError('symlink-outside', `${relative} is a symlink (or goes through one) that leads outside the scratch clone, to ${real}`);
   }
   const absolute = exists ? real : path.join(real, path.relative(existing, lexical));
@@ -58,7 +59,8 @@ export function checkRelative(input: unknown): string {
     throw new WorkspaceToolError('outside', `${input} is absolute; give a path relative to the repository`);
   }
   const normalized = path.normalize(input.replace(/\\/g, '/'));
-  if (normalized === '..' || normalized.startsWith(`..${path.sep}`) || normalized.startsWith('../')) {
+  // Normalized, a path climbs out only by a leading `..` step (`..name` is a name).
+  if (normalized.split(path.sep)[0] === '..') {
     throw new WorkspaceToolError('escape', `${input} climbs out of the repository with ".."`);
   }
   if (isGitInternal(normalized)) throw new WorkspaceToolError('git-internal', `${input} is inside git's own directory`);

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { describeType } from '../boundedRead';
 import { removeEntriesNamed } from '../process/removeTree';
 import { EvolutionError } from './errors';
+import { isInside } from '../realPath';
 import { checkScratchPath, scratchGit, type Scratch, type ScratchGitOptions } from './scratchGit';
 
 /**
@@ -42,7 +43,7 @@ export async function repositoriesInChange(scratch: Scratch, removed: readonly s
   const ask: string[] = [];
   for (const entry of new Set(removed)) {
     const folder = path.posix.dirname(entry);
-    const inGitlink = gitlinks.some((link) => folder === link || folder.startsWith(`${link}/`));
+    const inGitlink = gitlinks.some((link) => isInside(path.join(scratch.dir, link), path.join(scratch.dir, folder)));
     if (folder === '.' || inGitlink) inChange.push(entry);
     else ask.push(entry);
   }

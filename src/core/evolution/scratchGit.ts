@@ -6,7 +6,7 @@ import { childEnvironment } from '../process/environment';
 import { gitBinary } from '../process/gitBinary';
 import { EvolutionError } from './errors';
 import { SCRATCH_DIR } from './paths';
-import { realPathLenient } from '../realPath';
+import { isInside, realPathLenient } from '../realPath';
 import { CANDOR_IDENTITY } from '../identity';
 
 /**
@@ -64,11 +64,10 @@ const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 export function checkScratchPath(scratch: Scratch): string {
   const root = path.join(path.resolve(scratch.dataDir), SCRATCH_DIR);
   const dir = path.resolve(scratch.dir);
-  const lexical = path.relative(root, dir);
-  const realRoot = realPathLenient(root);
-  const real = path.relative(realRoot, realPathLenient(dir));
-  for (const relative of [lexical, real]) {
-    if (relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
+  const lexical = { outer: root, inner: dir };
+  const real = { outer: realPathLenient(root), inner: realPathLenient(dir) };
+  for (const { outer, inner } of [lexical, real]) {
+    if (inner === outer || !isInside(outer, inner)) {
       throw new EvolutionError('outside-scratch', `refused to run git in ${dir}: not inside ${root}`);
     }
   }

@@ -6,8 +6,8 @@ import { checkInvocation, type Invocation } from './allowList';
 import { computeDirtyState, type DirtyState, type InProgress, type InProgressOperation } from './dirty';
 import { GitGuardError, classifyGitFailure } from './errors';
 import { CALL_CONFIG, GLOBAL_OPTIONS, GUARD_GIT_ENV, gitEnvironment, transportFor, type Transport } from './hostileConfig';
-import { ceilingFor, explainNotARepo, isWithin, samePath, type ParentFolderRule } from './parents';
-import { realOrResolved } from '../realPath';
+import { ceilingFor, explainNotARepo, samePath, type ParentFolderRule } from './parents';
+import { isInside, realOrResolved } from '../realPath';
 import { FILE_LISTS, checkRev, isDirectory, lines, type FileList } from './guardInputs';
 import { parsePorcelainV2, type GitStatus } from './status';
 import { noUnsavedBuffers, unsavedInWorktree, type UnsavedBufferSource } from './unsaved';
@@ -120,7 +120,7 @@ export class ReadOnlyGit {
     // `core.worktree` can aim the work tree anywhere (a home folder, say):
     // the work tree must be the folder itself, or contain it when parent
     // repositories are allowed.
-    if (rule === 'never' ? !samePath(root, folder) : !isWithin(folder, root)) {
+    if (rule === 'never' ? !samePath(root, folder) : !isInside(realOrResolved(root), folder)) {
       throw new GitGuardError('not-a-repo', `${absolute}: git's work tree for it is ${root}, which ${rule === 'never' ? 'is not this folder' : 'does not contain it'} (core.worktree?)`);
     }
     const binary = samePath(root, folder) || options.gitBinary !== undefined ? settings.binary : chooseBinary(options.gitBinary, [...untrusted, root]);
@@ -300,8 +300,7 @@ export class ReadOnlyGit {
 
   #display(marker: string): string {
     const absolute = path.resolve(this.root, marker);
-    const relative = path.relative(this.root, absolute);
-    return (relative.startsWith('..') ? absolute : relative).split(path.sep).join('/');
+    return (isInside(this.root, absolute) ? path.relative(this.root, absolute) : absolute).split(path.sep).join('/');
   }
 }
 

@@ -51,12 +51,6 @@ export function samePath(a: string, b: string): boolean {
   return path.relative(a, b) === '';
 }
 
-/** True when `inner` is `outer` or lies inside it. */
-export function isWithin(inner: string, outer: string): boolean {
-  const relative = path.relative(outer, inner);
-  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
-}
-
 function exists(target: string): boolean {
   try {
     fs.lstatSync(target);

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { realPathLenient } from '../realPath';
+import { realPathLenient, isInside } from '../realPath';
 
 /**
  * The port through which the host reports editor buffers with unsaved
@@ -27,14 +27,9 @@ export function unsavedInWorktree(files: readonly string[], root: string, gitDir
   for (const file of files) {
     if (!path.isAbsolute(file)) continue;
     const real = realPathLenient(file);
-    if (isWithin(realGitDir, real)) continue;
-    if (!isWithin(realRoot, real) || real === realRoot) continue;
+    if (isInside(realGitDir, real)) continue;
+    if (!isInside(realRoot, real) || real === realRoot) continue;
     inside.add(path.relative(realRoot, real).split(path.sep).join('/'));
   }
   return [...inside].sort();
-}
-
-export function isWithin(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative));
 }

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_WAITS, DEFAULT_MAX_WAIT_MS, rateLimitOf, withRateLimitWaits
 import { checkApiUrl } from './remote';
 import type { CheckRunInfo, CombinedStatusInfo, GitHub, NewPullRequest, PullRequestInfo, RepositoryInfo } from './types';
 import { abortableSleep } from '../sleep';
+import { isKindError } from '../kindError';
 
 export interface GitHubOptions {
   /** Where the API is (`https://api.github.com`, `https://ghe.example.com/api/v3`); the token goes there and nowhere else. */
@@ -82,7 +83,7 @@ function endpoints(octokit: Octokit, apiUrl: string, call: Call): GitHub {
         await call(`read the branch ${branch} of ${owner}/${repo}`, () => octokit.rest.repos.getBranch({ owner, repo, branch }));
         return true;
       } catch (err) {
-        if (err instanceof GitHubError && err.kind === 'not-found') return false;
+        if (isKindError(err, GitHubError, 'not-found')) return false;
         throw err;
       }
     },
@@ -181,9 +182,9 @@ function limitOf(err: unknown, now: Date): ReturnType<typeof rateLimitOf> {
 }
 
 function toGitHubError(err: unknown, what: string, token: string, authFix: string): unknown {
-  if (err instanceof GitHubError) return err;
+  if (isKindError(err, GitHubError)) return err;
   // guardedFetch's own errors come back wrapped by Octokit's fetch wrapper.
-  if (err instanceof Error && err.cause instanceof GitHubError) return err.cause;
+  if (err instanceof Error && isKindError(err.cause, GitHubError)) return err.cause;
   const answer = answerOf(err);
   if (answer !== undefined) return errorForAnswer(answer, { what, token, authFix });
   if (err instanceof Error && err.name === 'AbortError') return err;

@@ -14,6 +14,7 @@ import { fallsBackToSse, remoteKinds, remoteTransport, type RemoteKind } from '.
 import { ServerLog } from './serverLog';
 import { ProcessTransport } from './stdioTransport';
 import type { ExpandedServer } from './types';
+import { isKindError } from '../kindError';
 
 export type { McpConnection } from './connection';
 
@@ -53,7 +54,7 @@ export async function connectMcp(server: ExpandedServer, o: McpConnectOptions): 
           o.log.info(`${prefix} Streamable HTTP answered HTTP ${httpStatus(err)} to initialize; trying the SSE transport`);
           continue;
         }
-        throw err instanceof McpError ? err : fromSdkError(err, server.name, 'initialize', o.secrets);
+        throw isKindError(err, McpError) ? err : fromSdkError(err, server.name, 'initialize', o.secrets);
       }
     }
     throw new McpError('start', 'no transport to try', server.name);

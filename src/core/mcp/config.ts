@@ -11,6 +11,7 @@ import { isRecord } from '../text';
 import { hasInvisible, quoteName } from './display';
 import { parseJsonc } from './jsonc';
 import type { McpInput, McpServerDefinition, McpSource } from './types';
+import { KindError, isKindError } from '../kindError';
 
 export interface McpConfig {
   readonly servers: McpServerDefinition[];
@@ -40,7 +41,13 @@ export function parseMcpConfig(value: unknown, source: McpSource): McpConfig {
 }
 
 /** What is wrong with an entry or one of its fields; caught per entry. */
-class EntryProblem extends Error {}
+class EntryProblem extends KindError<'skipped'> {
+  override readonly name = 'EntryProblem';
+
+  constructor(message: string) {
+    super('skipped', message);
+  }
+}
 
 function readServers(servers: unknown, source: McpSource, config: McpConfig): void {
   if (servers === undefined) return;
@@ -53,7 +60,7 @@ function readServers(servers: unknown, source: McpSource, config: McpConfig): vo
     try {
       config.servers.push(readServer(name, entry, source, problems));
     } catch (err) {
-      if (!(err instanceof EntryProblem)) throw err;
+      if (!isKindError(err, EntryProblem)) throw err;
       problems.push(`${err.message}; the server is skipped`);
     }
     for (const problem of problems) config.problems.push(`MCP server ${quoteName(name)}: ${problem}`);

@@ -9,7 +9,7 @@
 import * as path from 'node:path';
 import { readBounded } from '../boundedRead';
 import { errorMessage } from '../errorMessage';
-import { isInsideReal, realOrResolved } from '../realPath';
+import { isInside, realOrResolved, realPathLenient } from '../realPath';
 import { quoteName } from './display';
 import { parseDotenv } from './dotenv';
 import { ExpandRefusal } from './refusal';
@@ -26,7 +26,7 @@ export function locateEnvFile(file: string, source: McpSource, folder: string | 
   }
   if (!path.isAbsolute(file) && folder === undefined) throw new ExpandRefusal('refused', `"envFile" ${shown} is relative, and no workspace folder is open`);
   const absolute = folder === undefined ? file : path.resolve(folder, file);
-  if (source.kind === 'workspace' && !isInsideReal(source.folder, absolute)) {
+  if (source.kind === 'workspace' && !isInside(realPathLenient(source.folder), realPathLenient(absolute))) {
     throw new ExpandRefusal('refused', `"envFile" ${shown} leads out of the workspace folder ${quoteName(source.folder)}`);
   }
   return realOrResolved(absolute);

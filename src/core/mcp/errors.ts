@@ -3,7 +3,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { errorMessage } from '../errorMessage';
-import { KindError } from '../kindError';
+import { KindError, isKindError } from '../kindError';
 import type { SecretSet } from '../redact';
 import { oneLine } from '../text';
 
@@ -62,7 +62,7 @@ function needsSignIn(err: unknown): boolean {
  * echo").
  */
 export function fromSdkError(err: unknown, server: string, doing: string, secrets: SecretSet): McpError {
-  if (err instanceof McpError) return err;
+  if (isKindError(err, McpError)) return err;
   if (needsSignIn(err)) return new McpError('sign-in', SIGN_IN_MESSAGE, server, { cause: err });
   const status = httpStatus(err);
   if (status !== undefined) return new McpError('http', `${doing}: the server answered HTTP ${status}: ${detail(errorMessage(err), secrets)}`, server, { cause: err });

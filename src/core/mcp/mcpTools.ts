@@ -20,6 +20,7 @@ import { McpError } from './errors';
 import { modelToolNames } from './names';
 import type { McpServers, RunningServer } from './servers';
 import type { McpTool } from './types';
+import { isKindError } from '../kindError';
 
 export interface McpToolPorts {
   readonly approvals: Approvals;
@@ -175,7 +176,7 @@ async function callTool(ports: McpToolPorts, call: ToolCall, id: string, offered
 function failureLine(server: string, err: unknown, secrets: SecretSet): string {
   const name = `the MCP server ${quoteName(server)}`;
   const said = secrets.redact(errorMessage(err));
-  if (!(err instanceof McpError)) return `${name} failed the call: ${said}`;
+  if (!isKindError(err, McpError)) return `${name} failed the call: ${said}`;
   switch (err.kind) {
     case 'crashed':
       return `${name} crashed during the call: ${said}`;

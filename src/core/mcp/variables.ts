@@ -24,6 +24,7 @@ import { ExpandRefusal } from './refusal';
 import { collectSecrets } from './secrets';
 import { mcpServerEnvironment } from './serverEnv';
 import type { ExpandedServer, McpInput, McpServerDefinition } from './types';
+import { isKindError } from '../kindError';
 
 export interface ExpandContext {
   /** The folder `${workspaceFolder}` means in a user definition (a workspace definition uses its own). */
@@ -57,7 +58,7 @@ export async function expandServer(def: McpServerDefinition, ctx: ExpandContext)
   try {
     return await expand(def, ctx);
   } catch (err) {
-    if (err instanceof ExpandRefusal) return { ok: false, kind: err.kind, reason: err.message };
+    if (isKindError(err, ExpandRefusal)) return { ok: false, kind: err.kind, reason: err.message };
     throw err;
   }
 }

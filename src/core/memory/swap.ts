@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs';
 import type { Logger } from '../log';
 import { startsWithBytes } from './bytes';
 import { serializedOn } from './fileQueue';
-import { errorText, failed, type CondenseOutcome } from './outcome';
+import { errorText, failed, type CondenseFailure, type CondenseFailureReason, type CondenseOutcome } from './outcome';
+import { KindError, isKindError } from '../kindError';
 
 /** Re-checks that may carry appended bytes; growth still found at the check after them is `still-growing`. */
 export const MAX_CARRY_ROUNDS = 3;
@@ -35,9 +36,12 @@ export interface SwapInput {
   readonly hooks?: SwapHooks;
 }
 
-class SwapAbort extends Error {
-  constructor(readonly outcome: CondenseOutcome) {
-    super(outcome.ok ? 'ok' : outcome.reason);
+/** A swap given up on the way; its outcome says why, and the file is as its other writers left it. */
+class SwapAbort extends KindError<CondenseFailureReason> {
+  override readonly name = 'SwapAbort';
+
+  constructor(readonly outcome: CondenseFailure) {
+    super(outcome.reason, outcome.detail);
   }
 }
 
@@ -69,7 +73,7 @@ export async function swapIn(input: SwapInput): Promise<CondenseOutcome> {
   try {
     swapped = await swapThroughTemp(input);
   } catch (err) {
-    if (err instanceof SwapAbort) return err.outcome;
+    if (isKindError(err, SwapAbort)) return err.outcome;
     return failed('write-failed', `could not write the condensed memory: ${errorText(err)}`);
   }
   const late = swapped.linked ? await carryLateAppends(input, swapped.current) : 0;

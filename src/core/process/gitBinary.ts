@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { realOrResolved } from '../realPath';
+import { isInside, realOrResolved } from '../realPath';
 
 /**
  * Git, resolved once to an absolute path (docs/architecture.md, "What runs").
@@ -30,7 +30,7 @@ export function resolveGitBinary(options: ResolveGitOptions = {}): string | unde
     const dir = entry.replace(/^"|"$/g, '');
     if (dir === '' || !path.isAbsolute(dir)) continue;
     const realDir = realOrResolved(dir);
-    if (untrusted.some((root) => realDir === root || realDir.startsWith(`${root}${path.sep}`))) continue;
+    if (untrusted.some((root) => isInside(root, realDir))) continue;
     for (const name of names) {
       const candidate = path.join(dir, name);
       if (isExecutableFile(candidate, windows)) return candidate;

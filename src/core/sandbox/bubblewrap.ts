@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { DEPENDENCY_DIR } from './dependencies';
 import { gateGroup, gateNsswitch, gatePasswd, type GateUser } from './gateUser';
 import { gateSeccompProgram } from './seccomp';
-import { realOrResolved } from '../realPath';
+import { realOrResolved, isInside } from '../realPath';
 import { extraBinds, isRealFolder, realOrUndefined, runMounts, unique, type Layer } from './runMounts';
 import type { Invocation, PreparedSandbox, Sandbox, SandboxRun } from './sandbox';
 
@@ -180,17 +180,17 @@ function bubblewrapArgs(run: SandboxRun, view: HostView, o: BubblewrapOptions): 
   const { cwd, cwdSource, writable, inMemory, home, system } = view;
   const used = [cwd, ...writable, ...inMemory];
   // Never hide what the command must use (a hidden folder that merely holds the clone is fine: the clone is bound back).
-  const hiddenAll = unique([...(home !== undefined ? [home] : []), ...existingReal(run.hidden ?? [])]).filter((dir) => dir !== '/' && !used.some((u) => within(u, dir)));
+  const hiddenAll = unique([...(home !== undefined ? [home] : []), ...existingReal(run.hidden ?? [])]).filter((dir) => dir !== '/' && !used.some((u) => isInside(u, dir)));
   const tools = selectToolchains(view.toolchains, home, hiddenAll);
   // A hidden folder needs covering only where something bound would show it.
-  const hidden = hiddenAll.filter((dir) => [...system, ...tools].some((bound) => within(bound, dir))).sort((a, b) => depth(a) - depth(b));
+  const hidden = hiddenAll.filter((dir) => [...system, ...tools].some((bound) => isInside(bound, dir))).sort((a, b) => depth(a) - depth(b));
   // The writable tmpfs folders live in memory: each bounded where the run asks it.
   const size = o.sizedTmpfs === true && run.tmpfsMiB !== undefined && run.tmpfsMiB > 0 ? ['--size', String(Math.floor(run.tmpfsMiB * 1024 * 1024))] : [];
   const args = [...systemArgs(), '--dev', '/dev', '--perms', '1777', ...size, '--tmpfs', '/dev/shm', ...kernelArgs(), '--perms', '1777', ...size, '--tmpfs', '/tmp', ...size, '--tmpfs', '/run'];
   if (run.network) {
     // DNS: resolv.conf may be a link into /run (systemd-resolved).
     const resolv = realOrUndefined('/etc/resolv.conf');
-    if (resolv !== undefined && within('/run', resolv)) args.push('--ro-bind', resolv, resolv);
+    if (resolv !== undefined && isInside('/run', resolv)) args.push('--ro-bind', resolv, resolv);
   }
   for (const file of MASKED_FILES) if (fs.existsSync(file)) args.push('--ro-bind', '/dev/null', file);
   if (o.user !== undefined) args.push('--perms', '0444', '--ro-bind-data', String(FD_PASSWD), '/etc/passwd', '--perms', '0444', '--ro-bind-data', String(FD_GROUP), '/etc/group');
@@ -306,7 +306,7 @@ function kernelArgs(): string[] {
 function skeleton(dests: readonly string[], bound: readonly string[], tmpfsRoots: readonly string[]): string[] {
   const made = new Set<string>();
   // The mounts holding a folder are all its ancestors: the longest path is the nearest. bubblewrap's own root is a tmpfs.
-  const nearest = (dir: string, mounts: readonly string[]): number => Math.max(-1, ...mounts.filter((m) => within(m, dir)).map((m) => m.length));
+  const nearest = (dir: string, mounts: readonly string[]): number => Math.max(-1, ...mounts.filter((m) => isInside(m, dir)).map((m) => m.length));
   const tmpfs = ['/', ...tmpfsRoots];
   for (const dest of dests) {
     for (let dir = path.dirname(dest); dir !== path.dirname(dir); dir = path.dirname(dir)) {
@@ -323,8 +323,8 @@ function readOnlyView(homeDir: string, hidden: readonly string[], env: NodeJS.Pr
   const hiddenAll = unique([...(home !== undefined ? [home] : []), ...hidden.map(realOrResolved)]);
   const system = systemFolders();
   const visible = [...system, ...toolchainFolders(home, hiddenAll, env)];
-  const covered = hiddenAll.filter((dir) => system.some((sys) => within(sys, dir)));
-  return { shows: (dir) => visible.some((v) => within(v, dir)) && !covered.some((h) => within(h, dir)) };
+  const covered = hiddenAll.filter((dir) => system.some((sys) => isInside(sys, dir)));
+  return { shows: (dir) => visible.some((v) => isInside(v, dir)) && !covered.some((h) => isInside(h, dir)) };
 }
 
 /**
@@ -344,17 +344,17 @@ function toolchainCandidates(home: string | undefined, env: NodeJS.ProcessEnv, s
   const own = [path.basename(nodeBin) === 'bin' ? path.dirname(nodeBin) : nodeBin, ...(home !== undefined ? HOME_TOOLCHAINS.map((relative) => path.join(home, relative)) : [])];
   // A PATH often names a folder twice (npm puts its `.bin` folders first again): each is looked at once.
   const onPath = unique((env.PATH ?? '').split(path.delimiter).filter((entry) => path.isAbsolute(entry)));
-  return [...existingReal(own), ...existingReal(onPath).filter((dir) => !NEVER_FROM_PATH.some((never) => within(never, dir)))]
-    .filter((dir) => isRealFolder(dir) && isReadable(dir) && dir !== '/' && (home === undefined || !within(dir, home)))
-    .filter((dir) => !system.some((sys) => within(sys, dir)) && !NEVER_FROM_PATH.some((never) => within(dir, never)));
+  return [...existingReal(own), ...existingReal(onPath).filter((dir) => !NEVER_FROM_PATH.some((never) => isInside(never, dir)))]
+    .filter((dir) => isRealFolder(dir) && isReadable(dir) && dir !== '/' && (home === undefined || !isInside(dir, home)))
+    .filter((dir) => !system.some((sys) => isInside(sys, dir)) && !NEVER_FROM_PATH.some((never) => isInside(dir, never)));
 }
 
 /** Of the candidates, those apart from every hidden folder but the home, each once, and none inside another. */
 function selectToolchains(candidates: readonly string[], home: string | undefined, hidden: readonly string[]): string[] {
   const others = hidden.filter((dir) => dir !== home);
-  const found = candidates.filter((dir) => !others.some((other) => within(dir, other) || within(other, dir)));
+  const found = candidates.filter((dir) => !others.some((other) => isInside(dir, other) || isInside(other, dir)));
   // A folder inside another one already bound adds nothing.
-  return unique(found).filter((dir, _i, all) => !all.some((other) => other !== dir && within(other, dir)));
+  return unique(found).filter((dir, _i, all) => !all.some((other) => other !== dir && isInside(other, dir)));
 }
 
 /** Read once: `null` when the host has none. */
@@ -395,13 +395,6 @@ function isReadable(dir: string): boolean {
   }
 }
 
-/** Whether `child` is `parent` or lies below it (both absolute, normalised). */
-export function within(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
-}
-
 function depth(dir: string): number {
   return dir.split(path.sep).length;
 }
-

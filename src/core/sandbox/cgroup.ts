@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cgroupFolder, parseCgroupMounts, parseMembership, readSystem, v2Candidate, type CgroupController, type CgroupSystem } from './cgroupMounts';
+import { isAlive } from '../process/lockFile';
 
 export type { CgroupController, CgroupSystem } from './cgroupMounts';
 
@@ -310,15 +311,6 @@ function sweepStrays(parent: string, always: boolean): void {
     if (removing.has(folder) || (ours ? !leftBehind.has(folder) : isAlive(Number(owner)))) continue;
     // Killed processes take a moment to be gone: the removal waits for them without holding up the gate.
     void emptyAndRemove(folder);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isInside } from '../realPath';
 
 /**
  * Where the cgroup hierarchies are mounted and where this process sits in
@@ -58,9 +59,8 @@ export function parseMembership(text: string): CgroupMembership {
 
 /** The folder of cgroup `where` under `mount`, or undefined when the mount does not show it. */
 export function cgroupFolder(mount: CgroupMount, where: string): string | undefined {
-  const relative = path.posix.relative(mount.root, where);
-  if (relative.startsWith('..') || path.posix.isAbsolute(relative)) return undefined;
-  return path.join(mount.mountPoint, relative);
+  if (!isInside(mount.root, where, path.posix)) return undefined;
+  return path.join(mount.mountPoint, path.posix.relative(mount.root, where));
 }
 
 /** Octal escapes of mountinfo (`\040` for a space). */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { within } from '../workspace/confine';
 import type { SandboxRun } from './sandbox';
+import { isInside } from '../realPath';
 
 /**
  * Where a run's own mounts go (docs/architecture.md, "Commands"): the
@@ -51,7 +51,7 @@ export interface Layer {
  * folder and not a link (a link would aim the mount elsewhere).
  */
 function canMountAt(layers: readonly Layer[], dest: string): boolean {
-  const shown = layers.filter((layer) => within(layer.dest, dest)).at(-1);
+  const shown = layers.filter((layer) => isInside(layer.dest, dest)).at(-1);
   if (shown?.source === undefined || shown.readOnly !== true) return true;
   const host = path.join(shown.source, path.relative(shown.dest, dest));
   return isRealFolder(host) && realOrUndefined(host) === host;
@@ -69,7 +69,7 @@ export function extraBinds(binds: readonly { readonly source: string; readonly d
   for (const bind of binds) {
     const source = realOrUndefined(bind.source);
     if (source === undefined || source === '/' || !path.isAbsolute(bind.dest)) continue;
-    if (hidden.some((dir) => within(source, dir) || (dir !== home && within(dir, source)))) continue;
+    if (hidden.some((dir) => isInside(source, dir) || (dir !== home && isInside(dir, source)))) continue;
     kept.push({ source, dest: path.resolve(bind.dest) });
   }
   return kept;

@@ -4,11 +4,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { childEnv } from '../process/childEnv';
-import { bubblewrap, toolchainFolders, within, type UserSwitch } from './bubblewrap';
+import { bubblewrap, toolchainFolders, type UserSwitch } from './bubblewrap';
 import { gateUserFor, gateUserProblem, prepareForGateUser, type GateUser } from './gateUser';
 import { seatbeltProfile } from './seatbelt';
 import { seccompArch } from './seccomp';
-import { realOrResolved } from '../realPath';
+import { realOrResolved, isInside } from '../realPath';
 
 /**
  * The OS sandbox every command of an evolution run goes through
@@ -272,7 +272,6 @@ export function openInputs(inputs: readonly Uint8Array[] | undefined, dir: strin
   return { fds, close };
 }
 
-
 function closeAll(fds: number[]): void {
   for (const fd of fds.splice(0)) {
     try {
@@ -343,7 +342,7 @@ function seatbelt(exec: string): Sandbox {
     isVisible(dir, hidden) {
       const real = realOrResolved(dir);
       const all = hiddenFor(hidden);
-      return !all.some((h) => within(h, real)) || toolchainFolders(all[0], all, process.env).some((t) => within(t, real));
+      return !all.some((h) => isInside(h, real)) || toolchainFolders(all[0], all, process.env).some((t) => isInside(t, real));
     },
   };
 }

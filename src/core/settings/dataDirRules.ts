@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isInsideReal, realPathLenient } from '../realPath';
+import { isInside, realPathLenient } from '../realPath';
 import { KindError, isKindError } from '../kindError';
 
 /**
@@ -63,8 +63,9 @@ export function dataDirRefusal(dir: string, context: DataDirContext): DataDirRef
   if (real === path.parse(real).root) return refuse('filesystem-root', 'is the filesystem root');
   if (context.home !== '' && real === realPathLenient(context.home)) return refuse('home', 'is the home folder itself');
   for (const folder of context.guarded) {
-    if (isInsideReal(absolute, folder.path)) return refuse('overlaps', `holds ${folder.label} (${folder.path}); Candor writes clones and records there`);
-    if (isInsideReal(folder.path, absolute)) return refuse('overlaps', `is inside ${folder.label} (${folder.path}); Candor's files would change it`);
+    const guarded = realPathLenient(folder.path);
+    if (isInside(real, guarded)) return refuse('overlaps', `holds ${folder.label} (${folder.path}); Candor writes clones and records there`);
+    if (isInside(guarded, real)) return refuse('overlaps', `is inside ${folder.label} (${folder.path}); Candor's files would change it`);
   }
   // The path as written (a symlink on the way is checked as a link), then as resolved.
   const uid = context.uid;

@@ -1,6 +1,8 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { WorkspaceToolError } from './errors';
+import { isInside } from '../realPath';
+import { isKindError } from '../kindError';
 
 export interface ConfinedPath {
   /** The workspace folder it belongs to. */
@@ -34,7 +36,7 @@ export async function confine(roots: readonly string[], input: string): Promise<
       continue;
     }
     const realRoots = await Promise.all(roots.map(realOrSelf));
-    const owner = realRoots.findIndex((realRoot) => within(realRoot, real));
+    const owner = realRoots.findIndex((realRoot) => isInside(realRoot, real));
     if (owner === -1) {
       throw new WorkspaceToolError('symlink-outside', `${input} is a symlink (or goes through one) that leads outside the workspace folders, to ${real}`);
     }
@@ -49,7 +51,7 @@ export async function confine(roots: readonly string[], input: string): Promise<
 function lexicalCandidates(roots: readonly string[], input: string): Array<{ root: string; absolute: string }> {
   if (path.isAbsolute(input)) {
     const absolute = path.resolve(input);
-    const root = roots.find((r) => within(path.resolve(r), absolute));
+    const root = roots.find((r) => isInside(path.resolve(r), absolute));
     if (root === undefined) {
       throw new WorkspaceToolError('outside', `${input} is outside the workspace folders (${roots.join(', ')})`);
     }
@@ -64,7 +66,7 @@ function lexicalCandidates(roots: readonly string[], input: string): Array<{ roo
   const pairs = named !== undefined ? [{ root: named, relative: rest.join(path.sep) || '.' }] : roots.map((root) => ({ root, relative: normalized }));
   return pairs.map(({ root, relative }) => {
     const absolute = path.resolve(root, relative);
-    if (!within(path.resolve(root), absolute)) {
+    if (!isInside(path.resolve(root), absolute)) {
       throw new WorkspaceToolError('escape', `${input} climbs out of the workspace folder ${root} with ".."`);
     }
     if (isGitInternal(path.relative(path.resolve(root), absolute))) {
@@ -72,11 +74,6 @@ function lexicalCandidates(roots: readonly string[], input: string): Array<{ roo
     }
     return { root, absolute };
   });
-}
-
-export function within(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }
 
 export function isGitInternal(relative: string): boolean {
@@ -114,7 +111,7 @@ async function confineMaybeMissing(roots: readonly string[], input: string): Pro
   try {
     return await confine(roots, input);
   } catch (err) {
-    if (!(err instanceof WorkspaceToolError) || err.kind !== 'not-found') throw err;
+    if (!isKindError(err, WorkspaceToolError, 'not-found')) throw err;
   }
   const base = path.basename(input);
   if (base === '' || base === '.' || base === '..') throw new WorkspaceToolError('invalid', `${input} does not name a file`);

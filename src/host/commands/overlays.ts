@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { within } from '../../core/workspace/confine';
 import type { EditProposals } from '../chat/proposeEdit';
 import { editorUri, realFileOf } from '../platform/editorFiles';
+import { isInside } from '../../core/realPath';
 
 /** A file of the view whose content is not the disk's: an unsaved buffer, or a pending proposal (which wins). */
 export interface Overlay {
@@ -23,12 +23,12 @@ export async function editorOverlays(root: string, proposals: EditProposals): Pr
     if (!document.isDirty) continue;
     // `root` is real; a folder opened through a symlinked path names its buffers by that path.
     const file = realFileOf(document);
-    if (file === undefined || !within(root, file)) continue;
+    if (file === undefined || !isInside(root, file)) continue;
     const relative = relativeOf(root, file);
     overlays.set(relative, { path: relative, bytes: await encode(document.getText(), document, relative) });
   }
   for (const proposal of await proposals.overlays()) {
-    if (!within(root, proposal.file)) continue;
+    if (!isInside(root, proposal.file)) continue;
     const relative = relativeOf(root, proposal.file);
     const uri = editorUri(proposal.file);
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());

@@ -2,9 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { removeView } from '../../core/commands/view/workspaceView';
-import { registerCommand } from '../platform/command';
 import type { Ports } from '../ports';
-import type { DisposableStore } from '../platform/lifecycle';
 
 export interface CleanDataDeps {
   /** True while an evolution run uses the scratch clones: they are not removed then. */
@@ -32,11 +30,7 @@ function dataParts(dir: string): DataPart[] {
 }
 
 /** `Candor: Clean Up Data…`: removes the parts of the data folder the user picks, after a modal confirmation. */
-export function registerCleanData(store: DisposableStore, ports: Ports, deps: CleanDataDeps): void {
-  store.add(registerCommand('candor.cleanData', () => cleanData(ports, deps), ports.notify));
-}
-
-async function cleanData(ports: Ports, deps: CleanDataDeps): Promise<void> {
+export async function cleanData(ports: Ports, deps: CleanDataDeps): Promise<void> {
   const dir = ports.dataDir;
   const picks = await vscode.window.showQuickPick(dataParts(dir), { title: 'Candor: Clean Up Data…', canPickMany: true, placeHolder: `Remove from ${dir}` });
   if (!picks || picks.length === 0) return;

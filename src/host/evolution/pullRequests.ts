@@ -8,7 +8,7 @@ import type { Settings } from '../settings/config';
 import type { Notifier } from '../platform/notify';
 import { Disposable } from '../platform/lifecycle';
 import { vscodeUnsavedBuffers } from '../git/workspaceGit';
-import { GITHUB_DOT_COM_API, type GitHubTokens } from '../github/tokens';
+import type { GitHubTokens } from '../github/tokens';
 import { agentRepository, refusedUntrusted } from './agentRepository';
 
 export interface PullRequestDeps {
@@ -99,11 +99,6 @@ export class PullRequests extends Disposable {
   }
 
   /** `Candor: Set GitHub Token`: for `candor.github.apiUrl`, else for github.com. */
-  async setToken(): Promise<void> {
-    const apiUrl = this.deps.settings.read().pullRequests.apiUrl || GITHUB_DOT_COM_API;
-    if (await this.deps.tokens.set(apiUrl)) void vscode.window.showInformationMessage(`Candor: GitHub token saved for ${apiUrl}.`);
-  }
-
   private follow(repository: string, run: string, interactive: boolean): void {
     if (this.following.has(run)) return;
     const follow = new AbortController();

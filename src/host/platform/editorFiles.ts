@@ -1,7 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { realPathLenient } from '../../core/realPath';
-import { within } from '../../core/workspace/confine';
+import { realPathLenient, isInside } from '../../core/realPath';
 
 /**
  * Files by their real path, as Candor keeps them (proposals, the view of a
@@ -22,7 +21,7 @@ export function editorUri(file: string): vscode.Uri {
   for (const folder of vscode.workspace.workspaceFolders ?? []) {
     if (folder.uri.scheme !== 'file') continue;
     const real = realPathLenient(folder.uri.fsPath);
-    if (real !== folder.uri.fsPath && within(real, file)) return vscode.Uri.joinPath(folder.uri, ...path.relative(real, file).split(path.sep));
+    if (real !== folder.uri.fsPath && isInside(real, file)) return vscode.Uri.joinPath(folder.uri, ...path.relative(real, file).split(path.sep));
   }
   return vscode.Uri.file(file);
 }

@@ -1,19 +1,34 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { AppendQueue, appendJsonLine, JsonlTail, readJsonLines } from '../../../src/core/jsonl';
+import { tempFolderPerTest } from '../../helpers/tempFolder';
+
+const WRITERS = ['a', 'b', 'c'];
+
+/** Runs the script `writer` in three processes at once, one per writer name. */
+async function runWriters(writer: string): Promise<void> {
+  const run = (who: string): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, [writer, who], { stdio: 'inherit', cwd: path.resolve(__dirname, '../../..') });
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${who} exited ${code}`))));
+    });
+  await Promise.all(WRITERS.map(run));
+}
+
+/** Asserts that no line of the file is torn and that each writer's 400 lines are all there, in order. */
+function everyLineOfEachWriter(file: string): void {
+  const { records, skipped } = readJsonLines<{ who: string; i: number }>(file);
+  assert.equal(skipped.length, 0);
+  for (const who of WRITERS) assert.deepEqual(records.filter((r) => r.who === who).map((r) => r.i), [...Array(400).keys()], `every line of writer ${who}, in order`);
+}
 
 describe('durable JSONL', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-jsonl-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempFolderPerTest('candor-jsonl-');
 
   it('appends one line per record and reads them back in order', () => {
-    const file = path.join(dir, 'a.jsonl');
+    const file = path.join(dir(), 'a.jsonl');
     appendJsonLine(file, { v: 1, n: 1, text: 'line\nwith newline 漢字' });
     appendJsonLine(file, { v: 1, n: 2 });
     assert.equal(fs.readFileSync(file, 'utf8').split('\n').length, 3);
@@ -24,11 +39,11 @@ describe('durable JSONL', () => {
   });
 
   it('a missing file reads as empty, not as an error', () => {
-    assert.deepEqual(readJsonLines(path.join(dir, 'none.jsonl')), { records: [], skipped: [] });
+    assert.deepEqual(readJsonLines(path.join(dir(), 'none.jsonl')), { records: [], skipped: [] });
   });
 
   it('a garbage line and a truncated last line are skipped and counted, and the file keeps every byte', () => {
-    const file = path.join(dir, 'b.jsonl');
+    const file = path.join(dir(), 'b.jsonl');
     appendJsonLine(file, { v: 1, n: 1 });
     fs.appendFileSync(file, 'garbage that is not json\n[1,2]\n');
     appendJsonLine(file, { v: 1, n: 2 });
@@ -41,7 +56,7 @@ describe('durable JSONL', () => {
   });
 
   it('an append after a truncated line starts on a new line, so only the damaged line is lost', () => {
-    const file = path.join(dir, 'c.jsonl');
+    const file = path.join(dir(), 'c.jsonl');
     fs.writeFileSync(file, '{"v":1,"n":1}\n{"v":1,"n":2,"cu');
     appendJsonLine(file, { v: 1, n: 3 });
     const { records, skipped } = readJsonLines<{ n: number }>(file);
@@ -51,8 +66,8 @@ describe('durable JSONL', () => {
 
   it('two processes appending at once lose nothing and tear no line', async function () {
     this.timeout(60000);
-    const file = path.join(dir, 'shared.jsonl');
-    const writer = path.join(dir, 'writer.js');
+    const file = path.join(dir(), 'shared.jsonl');
+    const writer = path.join(dir(), 'writer.js');
     const jsonl = require.resolve('../../../src/core/jsonl');
     fs.writeFileSync(writer, `
       require(${JSON.stringify(require.resolve('tsx/cjs'))});
@@ -60,23 +75,14 @@ describe('durable JSONL', () => {
       const who = process.argv[2];
       for (let i = 0; i < 400; i++) appendJsonLine(${JSON.stringify(file)}, { v: 1, who, i, pad: 'x'.repeat(i % 97) + '漢字' }, { sync: false });
     `);
-    const run = (who: string) =>
-      new Promise<void>((resolve, reject) => {
-        const child = spawn(process.execPath, [writer, who], { stdio: 'inherit', cwd: path.resolve(__dirname, '../../..') });
-        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${who} exited ${code}`))));
-      });
-    await Promise.all([run('a'), run('b'), run('c')]);
-    const { records, skipped } = readJsonLines<{ who: string; i: number }>(file);
-    assert.equal(skipped.length, 0);
-    for (const who of ['a', 'b', 'c']) {
-      assert.deepEqual(records.filter((r) => r.who === who).map((r) => r.i), [...Array(400).keys()], `every line of writer ${who}, in order`);
-    }
+    await runWriters(writer);
+    everyLineOfEachWriter(file);
   });
 
   it('two processes writing through append queues lose nothing and tear no line', async function () {
     this.timeout(60000);
-    const file = path.join(dir, 'queued.jsonl');
-    const writer = path.join(dir, 'queued-writer.js');
+    const file = path.join(dir(), 'queued.jsonl');
+    const writer = path.join(dir(), 'queued-writer.js');
     const jsonl = require.resolve('../../../src/core/jsonl');
     fs.writeFileSync(writer, `
       require(${JSON.stringify(require.resolve('tsx/cjs'))});
@@ -86,23 +92,16 @@ describe('durable JSONL', () => {
       (async () => {
         for (let i = 0; i < 400; i++) {
           queue.append(${JSON.stringify(file)}, { v: 1, who, i, pad: 'x'.repeat(i % 97) + '漢字' });
-          queue.append(${JSON.stringify(path.join(dir, 'own-'))} + who + '.jsonl', { v: 1, who, i });
+          queue.append(${JSON.stringify(path.join(dir(), 'own-'))} + who + '.jsonl', { v: 1, who, i });
           if (i % 50 === 0) await new Promise((r) => setTimeout(r, 1));
         }
         await queue.flushed();
       })().catch((err) => { console.error(err); process.exit(1); });
     `);
-    const run = (who: string) =>
-      new Promise<void>((resolve, reject) => {
-        const child = spawn(process.execPath, [writer, who], { stdio: 'inherit', cwd: path.resolve(__dirname, '../../..') });
-        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${who} exited ${code}`))));
-      });
-    await Promise.all([run('a'), run('b'), run('c')]);
-    const { records, skipped } = readJsonLines<{ who: string; i: number }>(file);
-    assert.equal(skipped.length, 0);
-    for (const who of ['a', 'b', 'c']) {
-      assert.deepEqual(records.filter((r) => r.who === who).map((r) => r.i), [...Array(400).keys()], `every line of writer ${who}, in order`);
-      const own = readJsonLines<{ who: string; i: number }>(path.join(dir, `own-${who}.jsonl`));
+    await runWriters(writer);
+    everyLineOfEachWriter(file);
+    for (const who of WRITERS) {
+      const own = readJsonLines<{ who: string; i: number }>(path.join(dir(), `own-${who}.jsonl`));
       assert.equal(own.skipped.length, 0);
       assert.deepEqual(own.records.map((r) => `${r.who}${r.i}`), [...Array(400).keys()].map((i) => `${who}${i}`), `writer ${who}'s own file holds its lines only`);
     }
@@ -110,15 +109,11 @@ describe('durable JSONL', () => {
 });
 
 describe('the append queue', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-queue-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempFolderPerTest('candor-queue-');
 
   it('returns before anything is written; once flushed, every line is on disk, in order', async () => {
     const queue = new AppendQueue();
-    const file = path.join(dir, 'sub', 'a.jsonl');
+    const file = path.join(dir(), 'sub', 'a.jsonl');
     for (let i = 0; i < 500; i++) queue.append(file, { v: 1, i });
     assert.equal(fs.existsSync(file), false, 'nothing was written on the caller\'s turn');
     await queue.flushed(file);
@@ -134,7 +129,7 @@ describe('the append queue', () => {
 
   it('a failed write is reported by the next flush, once; later appends still go through', async () => {
     const queue = new AppendQueue();
-    const blocker = path.join(dir, 'blocked');
+    const blocker = path.join(dir(), 'blocked');
     fs.writeFileSync(blocker, 'a file where a folder should be');
     const file = path.join(blocker, 'a.jsonl');
     queue.append(file, { v: 1, n: 1 });
@@ -148,7 +143,7 @@ describe('the append queue', () => {
 
   it('a line queued after a truncated one starts on a new line', async () => {
     const queue = new AppendQueue();
-    const file = path.join(dir, 'c.jsonl');
+    const file = path.join(dir(), 'c.jsonl');
     fs.writeFileSync(file, '{"v":1,"n":1}\n{"v":1,"n":2,"cu');
     queue.append(file, { v: 1, n: 3 });
     await queue.flushed();
@@ -159,14 +154,10 @@ describe('the append queue', () => {
 });
 
 describe('following a JSON-lines file', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-tail-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempFolderPerTest('candor-tail-');
 
   it('each read returns the whole lines appended since the last one, and holds back a line still being written', () => {
-    const file = path.join(dir, 'd.jsonl');
+    const file = path.join(dir(), 'd.jsonl');
     const tail = new JsonlTail<{ n: number }>(file);
     assert.deepEqual(tail.read(), { records: [], skipped: [], restarted: false, pending: false });
     fs.writeFileSync(file, '{"v":1,"n":1}\nnot json\n{"v":1,"n":2');

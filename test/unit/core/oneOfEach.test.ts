@@ -1,6 +1,5 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoId } from '../../../src/core/evolution/paths';
 import { rantBranch, revertBranch } from '../../../src/core/evolution/ship';
@@ -10,17 +9,14 @@ import { memoryPath } from '../../../src/core/memory/location';
 import { NO_FOLDER_WORKSPACE_ID, workspaceIdFor, workspaceIdOf } from '../../../src/core/workspaceId';
 import { parseWebviewMessage } from '../../../src/protocol/chat';
 import { errorMessage } from '../../../src/core/errorMessage';
+import { tempFolderPerTest } from '../../helpers/tempFolder';
 
 describe('one of each', () => {
   describe('one workspace id', () => {
-    let root: string;
-    beforeEach(() => {
-      root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-ids-')));
-    });
-    afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+    const root = tempFolderPerTest('candor-ids-');
 
     it('memory, the prompt registry and the scratch clone name a folder the same way', () => {
-      const folder = path.join(root, 'My Project.v2_final');
+      const folder = path.join(root(), 'My Project.v2_final');
       fs.mkdirSync(folder);
       const id = workspaceIdFor(folder);
       assert.match(id, /^my-project-v2-final-[0-9a-f]{12}$/);
@@ -31,10 +27,10 @@ describe('one of each', () => {
     });
 
     it('the scratch clone follows the real path: two symlinked paths to one repository share it', () => {
-      const folder = path.join(root, 'repo');
+      const folder = path.join(root(), 'repo');
       fs.mkdirSync(folder);
-      fs.symlinkSync(folder, path.join(root, 'link'));
-      assert.equal(repoId(path.join(root, 'link')), repoId(folder));
+      fs.symlinkSync(folder, path.join(root(), 'link'));
+      assert.equal(repoId(path.join(root(), 'link')), repoId(folder));
     });
   });
 

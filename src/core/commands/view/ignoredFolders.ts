@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ReadOnlyMount, ViewMounts } from './types';
+import { isInside } from '../../realPath';
 
 /**
  * Ignored folders are not copied. Dependency folders are bound read-only
@@ -99,18 +100,12 @@ function bindSource(rel: string, input: LayoutInput, notes: string[]): string | 
     return undefined;
   }
   if (!fs.statSync(real, { throwIfNoEntry: false })?.isDirectory()) return undefined;
-  const hidden = input.hidden.find((h) => real === h || within(real, h) || (within(h, real) && !within(input.realRoot, real)));
+  const hidden = input.hidden.find((h) => real === h || isInside(real, h) || (isInside(h, real) && !isInside(input.realRoot, real)));
   if (hidden !== undefined) {
-    notes.push(`${rel} points to ${real}, which ${real === hidden || within(hidden, real) ? 'is in' : 'holds'} a folder commands never see (${hidden}): not bound in the view`);
+    notes.push(`${rel} points to ${real}, which ${real === hidden || isInside(hidden, real) ? 'is in' : 'holds'} a folder commands never see (${hidden}): not bound in the view`);
     return undefined;
   }
   return real;
-}
-
-/** True when `child` is `parent` or below it. */
-export function within(parent: string, child: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }
 
 function coveredBy(rel: string, set: ReadonlySet<string>): boolean {

@@ -4,10 +4,10 @@ import { isUnsafeFile } from '../../boundedRead';
 import { blobId, fileBlobId } from './blobId';
 import type { ViewWriter } from './copy';
 import { ViewRefusedError, mebibytes } from './errors';
-import { within } from './ignoredFolders';
 import type { EntryKind, ViewEntry } from './manifest';
 import type { Notes } from './notes';
 import { SMALL_FILE_BYTES, readSmall, yieldNow } from './smallRead';
+import { isInside } from '../../realPath';
 
 /**
  * Brings paths of the view in line with the workspace: for each, what the
@@ -270,7 +270,7 @@ async function hashView(ctx: ReconcileContext, rel: string): Promise<string> {
  * the real one).
  */
 export function linkStaysInside(roots: readonly string[], rel: string, target: string): boolean {
-  return roots.some((root) => within(root, path.resolve(path.dirname(path.join(root, rel)), target)));
+  return roots.some((root) => isInside(root, path.resolve(path.dirname(path.join(root, rel)), target)));
 }
 
 /** A folder whose real path leaves the workspace (a parent swapped for a symlink after git listed it) is not read. */
@@ -283,7 +283,7 @@ function parentInside(ctx: ReconcileContext, dir: string, known: Map<string, boo
     } catch {
       real = undefined;
     }
-    ok = real !== undefined && within(ctx.realRoot, real);
+    ok = real !== undefined && isInside(ctx.realRoot, real);
     known.set(dir, ok);
   }
   return ok;

@@ -14,6 +14,7 @@ import { admitOverlays } from './overlays';
 import { reconcile, removeEntry, type Check, type Counts, type ReconcileContext } from './reconcile';
 import type { ViewMounts, ViewOverlay, ViewOwner } from './types';
 import { walkFolder } from './walk';
+import { isInside } from '../../realPath';
 
 /** The view's fixed settings, resolved once. */
 export interface ViewSettings {
@@ -63,7 +64,7 @@ export async function refreshWithGit(run: RefreshRun, git: ReadOnlyGit): Promise
   const nested: string[] = [];
   const { changed, untracked } = changedPaths(status, prefix, nested);
   if (ignoredAsked === undefined && [...changed, ...m.changed].some((rel) => ignoreRulesMoved(s.realRoot, rel, m))) ignoredAsked = git.listFiles('ignored');
-  const ignored = ignoredAsked === undefined ? m.ignored : within(await ignoredAsked, prefix);
+  const ignored = ignoredAsked === undefined ? m.ignored : recordsUnder(await ignoredAsked, prefix);
   const layout = layoutOf(s, ignored);
   const head = status.branch.oid;
   const listing = run.firstBuild || m.head !== head ? parseWorkList(await (listingEarly ?? git.listFiles('work')), prefix) : undefined;
@@ -123,12 +124,11 @@ export async function refreshWithoutGit(run: RefreshRun): Promise<Refreshed> {
 
 /** `sub/` when the workspace folder is `sub` inside the repository, '' at its top. */
 export function repositoryPrefix(git: ReadOnlyGit, realRoot: string): string {
-  const relative = path.relative(git.root, realRoot);
-  if (relative === '') return '';
-  if (relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
+  if (!isInside(git.root, realRoot)) {
     throw new ViewRefusedError('git-failed', `The repository at ${git.root} does not contain the folder ${realRoot}; open the folder's own repository.`);
   }
-  return `${relative.split(path.sep).join('/')}/`;
+  const relative = path.relative(git.root, realRoot);
+  return relative === '' ? '' : `${relative.split(path.sep).join('/')}/`;
 }
 
 /** What the workspace has at an overlay's place that a file cannot take: a folder there, or a file (or link) where a folder above it must be. */
@@ -186,7 +186,7 @@ function cleanOidOf(listing: WorkList | undefined, rel: string): string | undefi
   return listed?.stage === 0 && listed.oid !== undefined && SHA1_ID.test(listed.oid) ? listed.oid : undefined;
 }
 
-function within(records: readonly string[], prefix: string): string[] {
+function recordsUnder(records: readonly string[], prefix: string): string[] {
   const out: string[] = [];
   for (const record of records) {
     const rel = inside(record, prefix);

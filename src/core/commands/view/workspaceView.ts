@@ -2,10 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GitStatus } from '../../git/status';
-import { realOrResolved, realPathLenient } from '../../realPath';
+import { realOrResolved, realPathLenient, isInside } from '../../realPath';
 import { ViewWriter } from './copy';
 import { ViewRefusedError } from './errors';
-import { BIND_NAMES, within } from './ignoredFolders';
+import { BIND_NAMES } from './ignoredFolders';
 import { emptyManifest, journalManifest, loadManifest, saveManifest, unsettledMarkerPath, viewSideFiles, type Manifest } from './manifest';
 import { Notes } from './notes';
 import { noCounts } from './reconcile';
@@ -43,7 +43,7 @@ export class WorkspaceView {
     const viewDir = path.resolve(options.viewDir);
     const realRoot = realOrResolved(root);
     const realView = realPathLenient(viewDir);
-    if (!path.isAbsolute(options.root) || !path.isAbsolute(options.viewDir) || [root, realRoot].some((r) => within(r, viewDir) || within(r, realView) || within(viewDir, r) || within(realView, r))) {
+    if (!path.isAbsolute(options.root) || !path.isAbsolute(options.viewDir) || [root, realRoot].some((r) => isInside(r, viewDir) || isInside(r, realView) || isInside(viewDir, r) || isInside(realView, r))) {
       throw new ViewRefusedError('bad-view-dir', `The view of ${root} cannot live at ${viewDir}: both must be absolute and neither inside the other. Choose a view folder under Candor's data folder.`);
     }
     const home = os.homedir();

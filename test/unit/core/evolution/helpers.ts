@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { hashFile, hashTree } from '../../../helpers/hashTree';
+import { FIXTURE_ENV as GIT_FIXTURE_ENV } from '../../../helpers/fixtureEnv';
 import { startOfflineServer, type OfflineServer } from '../../../../src/core/offline/server';
 import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';
 import { modelAt } from '../provider/models';
@@ -16,24 +17,8 @@ import { saveRant, type Rant } from '../../../../src/core/rants';
 // Loading a CA bundle costs every `node` a gate starts half a second on these machines; the tests talk to loopback only.
 delete process.env.NODE_EXTRA_CA_CERTS;
 
-/** Fixture repositories, built with the real git directly and isolated from the machine's config. */
-export const FIXTURE_ENV: NodeJS.ProcessEnv = (() => {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value;
-  return {
-    ...env,
-    GIT_AUTHOR_NAME: 'Fixture Author',
-    GIT_AUTHOR_EMAIL: 'author@example.invalid',
-    GIT_COMMITTER_NAME: 'Fixture Committer',
-    GIT_COMMITTER_EMAIL: 'committer@example.invalid',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: os.devNull,
-    GIT_EDITOR: 'true',
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_OPTIONAL_LOCKS: '0',
-    LC_ALL: 'C',
-  };
-})();
+/** Fixture repositories, built with the real git directly and isolated from the machine's config; no optional locks. */
+export const FIXTURE_ENV: NodeJS.ProcessEnv = { ...GIT_FIXTURE_ENV, GIT_OPTIONAL_LOCKS: '0' };
 
 /** Real git on a fixture; `safe.directory=*` because the gate hands the scratch clone's work tree to its own uid. */
 export function git(cwd: string, ...args: string[]): string {

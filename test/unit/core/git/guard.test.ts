@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ReadOnlyGit } from '../../../../src/core/git/guard';
-import { git, hashFile, initRepo, removeTempDirs, repoWith, tempDir, write } from './helpers/repo';
+import { divergeOn, git, hashFile, initRepo, removeTempDirs, repoWith, tempDir, write } from './helpers/repo';
 
 describe('read-only git guard: reads', function () {
   this.timeout(30_000);
@@ -113,12 +113,7 @@ describe('read-only git guard: reads', function () {
 
   it('reports merges, rebases, cherry-picks and reverts in progress', async () => {
     const repo = repoWith({ 'c.txt': 'base\n' });
-    git(repo, 'checkout', '-q', '-b', 'other');
-    write(repo, 'c.txt', 'other\n');
-    git(repo, 'commit', '-q', '-am', 'other');
-    git(repo, 'checkout', '-q', 'main');
-    write(repo, 'c.txt', 'main\n');
-    git(repo, 'commit', '-q', '-am', 'main');
+    divergeOn(repo, 'c.txt');
     const guard = await ReadOnlyGit.open(repo);
 
     assert.deepEqual(await guard.inProgress(), []);

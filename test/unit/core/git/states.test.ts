@@ -5,7 +5,7 @@ import type { DirtyReason } from '../../../../src/core/git/dirty';
 import { ReadOnlyGit } from '../../../../src/core/git/guard';
 import type { UnsavedBufferSource } from '../../../../src/core/git/unsaved';
 import { runEveryRead } from './helpers/everyRead';
-import { git, gitStatusCode, prng, removeTempDirs, snapshot, tempDir, write } from './helpers/repo';
+import { divergeOn, git, gitStatusCode, prng, removeTempDirs, snapshot, tempDir, write } from './helpers/repo';
 
 /**
  * Property-style: many generated repository states, each a random mix of
@@ -71,12 +71,7 @@ function buildBase(): string {
   git(repo, 'add', '-A');
   git(repo, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'sub');
   git(repo, 'commit', '-q', '-m', 'base');
-  git(repo, 'checkout', '-q', '-b', 'other');
-  write(repo, 'conflict.txt', 'other side\n');
-  git(repo, 'commit', '-q', '-am', 'other side');
-  git(repo, 'checkout', '-q', 'main');
-  write(repo, 'conflict.txt', 'main side\n');
-  git(repo, 'commit', '-q', '-am', 'main side\n\nCandor-Rant: 01hbase');
+  divergeOn(repo, 'conflict.txt', 'main side\n\nCandor-Rant: 01hbase');
   return repo;
 }
 

@@ -1,10 +1,8 @@
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { ChatMessage } from '../../../../src/core/messages';
 import type { SessionRecord } from '../../../../src/core/session/records';
 import { Session } from '../../../../src/core/session/session';
+import { tempFolderPerTest } from '../../../helpers/tempFolder';
 
 /** The rebuild every call used to do: messages in order, each compaction's summary in place of the oldest entry it replaces. */
 function fullRebuild(records: readonly SessionRecord[]): Array<{ id: string; message: ChatMessage }> {
@@ -22,14 +20,10 @@ function fullRebuild(records: readonly SessionRecord[]): Array<{ id: string; mes
 }
 
 describe('the history the model sees, kept incrementally', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-history-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempFolderPerTest('candor-history-');
 
   it('equals a full rebuild after every record, through compactions (one replacing an earlier summary), live and on reopen', async () => {
-    const session = Session.create(dir, 'demo');
+    const session = Session.create(dir(), 'demo');
     const ids: string[] = [];
     const say = (role: 'user' | 'assistant', text: string): void => {
       ids.push(session.addMessage('t', { role, content: text }));
@@ -67,7 +61,7 @@ describe('the history the model sees, kept incrementally', () => {
   });
 
   it('costs a push per message, not a rebuild per call', () => {
-    const session = Session.create(dir, 'demo');
+    const session = Session.create(dir(), 'demo');
     for (let i = 0; i < 2_000; i++) session.addMessage('t', { role: 'user', content: `m${i}` });
     session.append({ type: 'compaction', id: 'c', replaces: [], summary: { role: 'user', content: 'S' } });
     const first = session.history();

@@ -1,6 +1,5 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Session } from '../../../../src/core/session/session';
 import { type TranscriptEntry } from '../../../../src/core/session/transcript';
@@ -9,18 +8,15 @@ import { OpenedSession } from '../../../../src/core/session/opened';
 import { REDACTED, SecretSet } from '../../../../src/core/redact';
 import { questionText, richSession, writeLongSession } from './longSession';
 import { transcriptOf } from '../../../helpers/core';
+import { tempFolderPerTest } from '../../../helpers/tempFolder';
 
 const shownAs = (text: string): string => text;
 
 describe('paging back through a session and finding in it', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-pages-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempFolderPerTest('candor-pages-');
 
   it('the whole file loads in slices to what reading it at once gives', async () => {
-    const { file } = writeLongSession(dir, { messages: 3000, toolEvery: 3 });
+    const { file } = writeLongSession(dir(), { messages: 3000, toolEvery: 3 });
     fs.appendFileSync(file, 'garbage\n{"v":1,"type":"gate","state":{}}\n{"v":2,"type":"message"}\n{"cut');
     const loaded = await Session.load(file);
     const opened = Session.open(file);
@@ -28,11 +24,11 @@ describe('paging back through a session and finding in it', () => {
     assert.equal(loaded.skippedLines, opened.skippedLines);
     assert.equal(loaded.skippedLines, 3);
     assert.deepEqual(loaded.history(), opened.history());
-    assert.deepEqual((await Session.load(path.join(dir, 'absent.jsonl'))).all(), []);
+    assert.deepEqual((await Session.load(path.join(dir(), 'absent.jsonl'))).all(), []);
   });
 
   it('pages taken from the newest back, joined, are the whole transcript; new records join at once', async () => {
-    const session = await richSession(dir, 40);
+    const session = await richSession(dir(), 40);
     const pages = new TranscriptPages(session);
     const whole = transcriptOf(Session.open(session.file));
     let page = pages.newest(37);
@@ -58,7 +54,7 @@ describe('paging back through a session and finding in it', () => {
   });
 
   it('find goes older from the newest end, then newer, wrapping, with its place among all matches', async () => {
-    const { file } = writeLongSession(dir, { messages: 100 });
+    const { file } = writeLongSession(dir(), { messages: 100 });
     const session = await Session.load(file);
     const pages = new TranscriptPages(session);
     // "step 1" is in questions and replies 1 and 10..19; a reply says "step N" twice: 33 matches in 22 messages, each counted.
@@ -86,7 +82,7 @@ describe('paging back through a session and finding in it', () => {
     const key = 'k3y-Zq8wPlm2Xv9Tn4Rb';
     const secrets = new SecretSet();
     secrets.add(key);
-    const session = Session.create(dir, 'demo');
+    const session = Session.create(dir(), 'demo');
     session.addMessage('t', { role: 'user', content: `my key is ${key}` });
     const pages = new TranscriptPages(session);
     // The trap: the text itself holds the key.
@@ -97,7 +93,7 @@ describe('paging back through a session and finding in it', () => {
   });
 
   it('an opened session shows its newest entries before it is loaded, the same ones after, and pages and finds once loaded', async () => {
-    const { file } = writeLongSession(dir, { messages: 1000, toolEvery: 4, first: 'the very first question' });
+    const { file } = writeLongSession(dir(), { messages: 1000, toolEvery: 4, first: 'the very first question' });
     const opened = OpenedSession.open(file);
     assert.equal(opened.session, undefined, 'nothing parsed yet');
     const before = opened.firstPage();
@@ -126,7 +122,7 @@ describe('paging back through a session and finding in it', () => {
   });
 
   it('the view follows an opened session\'s one live mapping: each change told once, in order, none once the session is closed', async () => {
-    const { file } = writeLongSession(dir, { messages: 10 });
+    const { file } = writeLongSession(dir(), { messages: 10 });
     const opened = OpenedSession.open(file);
     assert.equal(opened.liveTranscript(), undefined, 'nothing to follow before the load');
     const { session } = await opened.loaded;
@@ -144,7 +140,7 @@ describe('paging back through a session and finding in it', () => {
   });
 
   it('a session that cannot be read rejects its load, and reading its end throws (the chat then starts a new session)', async () => {
-    const file = path.join(dir, 'unreadable.jsonl');
+    const file = path.join(dir(), 'unreadable.jsonl');
     fs.mkdirSync(file);
     const opened = OpenedSession.open(file);
     await assert.rejects(opened.loaded);

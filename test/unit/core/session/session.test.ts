@@ -1,20 +1,15 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Session } from '../../../../src/core/session/session';
 import { listSessions } from '../../../../src/core/session/listing';
 import { transcriptOf } from '../../../helpers/core';
+import { tempFolderPerTest } from '../../../helpers/tempFolder';
 
 describe('session files', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-session-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempFolderPerTest('candor-session-');
 
   it('a garbage line and a truncated last line are skipped and counted; the rest of the transcript loads', async () => {
-    const session = Session.create(dir, 'demo');
+    const session = Session.create(dir(), 'demo');
     session.addMessage('t1', { role: 'user', content: 'first' });
     await session.flushed();
     fs.appendFileSync(session.file, 'this is not json\n');
@@ -32,7 +27,7 @@ describe('session files', () => {
   });
 
   it('a compaction replaces the summarized messages in the history, and the transcript keeps them', async () => {
-    const session = Session.create(dir, 'demo');
+    const session = Session.create(dir(), 'demo');
     const a = session.addMessage('t1', { role: 'user', content: 'a' });
     const b = session.addMessage('t1', { role: 'assistant', content: 'b' });
     session.addMessage('t2', { role: 'user', content: 'c' });
@@ -44,16 +39,16 @@ describe('session files', () => {
   });
 
   it('past sessions are listed newest first with a title from the first message', async () => {
-    const one = Session.create(dir, 'demo', () => new Date('2026-11-01T00:00:00Z'));
+    const one = Session.create(dir(), 'demo', () => new Date('2026-11-01T00:00:00Z'));
     one.addMessage('t', { role: 'user', content: 'older question' });
-    const two = Session.create(dir, 'demo', () => new Date('2026-11-02T00:00:00Z'));
+    const two = Session.create(dir(), 'demo', () => new Date('2026-11-02T00:00:00Z'));
     two.addMessage('t', { role: 'user', content: 'newer question' });
     await Promise.all([one.flushed(), two.flushed()]);
-    assert.deepEqual(listSessions(dir).map((s) => s.title), ['newer question', 'older question']);
+    assert.deepEqual(listSessions(dir()).map((s) => s.title), ['newer question', 'older question']);
   });
 
   it('a record is in memory and told to listeners when append returns, and on disk once flushed() resolves', async () => {
-    const session = Session.create(dir, 'demo');
+    const session = Session.create(dir(), 'demo');
     const seen: string[] = [];
     session.onAppend((record) => seen.push(record.type === 'message' ? String(record.message.content) : record.type));
     for (let i = 0; i < 50; i++) session.addMessage(`t${i}`, { role: 'user', content: `m${i}` });

@@ -1,22 +1,18 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Session } from '../../../../src/core/session/session';
 
 import { PAGE_ENTRIES, readSessionTail } from '../../../../src/core/session/tail';
 import { UNREADABLE_HOLE, richSession, writeLongSession, writeSessionWithHole } from './longSession';
 import { transcriptOf } from '../../../helpers/core';
+import { tempFolderPerTest } from '../../../helpers/tempFolder';
 
 describe('opening a session reads only its end', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-tail-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dir = tempFolderPerTest('candor-tail-');
 
   it('the newest entries read backwards are exactly the end of what the whole file maps to', async () => {
-    const session = await richSession(dir, 60);
+    const session = await richSession(dir(), 60);
     const whole = transcriptOf(Session.open(session.file));
     assert.ok(whole.length > 300, `enough entries to page (${whole.length})`);
     for (const wanted of [1, 5, 17, 50, 200, 10_000]) {
@@ -31,7 +27,7 @@ describe('opening a session reads only its end', () => {
   });
 
   it('a torn last line and a garbage line are skipped and counted, as the whole read does', async () => {
-    const session = await richSession(dir, 4);
+    const session = await richSession(dir(), 4);
     fs.appendFileSync(session.file, 'not json at all\n{"v":1,"type":"message","id":"x","turn":"t","message":{"role":"user","cont');
     const tail = readSessionTail(session.file, 3);
     assert.equal(tail.skippedLines, 2);
@@ -40,12 +36,12 @@ describe('opening a session reads only its end', () => {
   });
 
   it('a missing file opens empty', () => {
-    assert.deepEqual(readSessionTail(path.join(dir, 'absent.jsonl')), { entries: [], more: false, skippedLines: 0, bytesRead: 0 });
+    assert.deepEqual(readSessionTail(path.join(dir(), 'absent.jsonl')), { entries: [], more: false, skippedLines: 0, bytesRead: 0 });
   });
 
   it('10,000 messages cost what 100 do: the bytes read do not grow with the file', () => {
-    const small = writeLongSession(dir, { messages: 100, id: 'small', toolEvery: 4 });
-    const large = writeLongSession(dir, { messages: 10_000, id: 'large', toolEvery: 4 });
+    const small = writeLongSession(dir(), { messages: 100, id: 'small', toolEvery: 4 });
+    const large = writeLongSession(dir(), { messages: 10_000, id: 'large', toolEvery: 4 });
     const a = readSessionTail(small.file);
     const b = readSessionTail(large.file);
     assert.equal(a.more, false);
@@ -56,7 +52,7 @@ describe('opening a session reads only its end', () => {
 
   it('the middle of a 540 MB session is never read: the whole-file read fails on it, the tail does not', function () {
     this.timeout(30_000);
-    const { file } = writeSessionWithHole(dir, { messages: 400, id: 'huge', holeBytes: UNREADABLE_HOLE, headLines: 5, tailLines: 300 });
+    const { file } = writeSessionWithHole(dir(), { messages: 400, id: 'huge', holeBytes: UNREADABLE_HOLE, headLines: 5, tailLines: 300 });
     // The trap: reading the whole file, as opening did before, fails on it (longer than a string can be).
     assert.throws(() => Session.open(file), /Cannot create a string longer than/);
     const tail = readSessionTail(file);

@@ -4,32 +4,29 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readPromptFile } from '../../../../src/core/prompt/promptFile';
-import { isInsideReal } from '../../../../src/core/realPath';
 import { dataDirRefusal, ensureDataDir, isDataDirError, type DataDirContext } from '../../../../src/core/settings/dataDirRules';
 import { notRoot, skipUnless } from '../../../helpers/preconditions';
+import { tempFolderPerTest } from '../../../helpers/tempFolder';
 
 describe('real-path rules', () => {
-  let root: string;
-  beforeEach(() => {
-    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'candor-paths-')));
-  });
-  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+  const root = tempFolderPerTest('candor-paths-');
 
   it('a data folder reached through a symlink into the workspace is inside it, even before it exists', () => {
-    const workspace = path.join(root, 'project');
+    const workspace = path.join(root(), 'project');
     fs.mkdirSync(workspace);
-    fs.symlinkSync(workspace, path.join(root, 'innocent'));
-    const dataDir = path.join(root, 'innocent', 'candor-data', 'not-yet');
+    fs.symlinkSync(workspace, path.join(root(), 'innocent'));
+    const dataDir = path.join(root(), 'innocent', 'candor-data', 'not-yet');
     // The trap: lexically the folder is outside the workspace.
     assert.ok(path.relative(workspace, dataDir).startsWith('..'));
-    assert.equal(isInsideReal(workspace, dataDir), true);
-    assert.equal(isInsideReal(workspace, path.join(root, 'elsewhere', 'data')), false);
+    const context: DataDirContext = { home: '', uid: undefined, guarded: [{ label: 'the workspace folder', path: workspace }] };
+    assert.equal(dataDirRefusal(dataDir, context)?.kind, 'overlaps');
+    assert.equal(dataDirRefusal(path.join(root(), 'elsewhere', 'data'), context), undefined);
   });
 
   describe('.candor/prompt.md', () => {
     let workspace: string;
     beforeEach(() => {
-      workspace = path.join(root, 'ws');
+      workspace = path.join(root(), 'ws');
       fs.mkdirSync(path.join(workspace, '.candor'), { recursive: true });
     });
 
@@ -47,7 +44,7 @@ describe('real-path rules', () => {
     });
 
     it('a symlink out of the folder (to the host environment) is refused, not followed', async () => {
-      const secret = path.join(root, 'environ');
+      const secret = path.join(root(), 'environ');
       fs.writeFileSync(secret, 'OPENAI_API_KEY=sk-marker-0123456789abcdef');
       fs.symlinkSync(secret, path.join(workspace, '.candor', 'prompt.md'));
       // The trap: following the link reads the secret.
@@ -59,7 +56,7 @@ describe('real-path rules', () => {
 
     it('a symlinked .candor folder leading out is refused too', async () => {
       fs.rmSync(path.join(workspace, '.candor'), { recursive: true });
-      const outside = path.join(root, 'outside');
+      const outside = path.join(root(), 'outside');
       fs.mkdirSync(outside);
       fs.writeFileSync(path.join(outside, 'prompt.md'), 'outside text');
       fs.symlinkSync(outside, path.join(workspace, '.candor'));

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WEBVIEW_COMMANDS } from '../../../../src/protocol/chat';
-import { REPO_ROOT, sourcesUnder } from '../../../helpers/sources';
+import { REPO_ROOT, commandRegistrations, sourcesUnder } from '../../../helpers/sources';
 
 interface Manifest {
   readonly contributes: {
@@ -13,19 +13,6 @@ interface Manifest {
 
 /** The extension's sources; the scan must see the file that activates it. */
 const sources = (): ReturnType<typeof sourcesUnder> => sourcesUnder('src', ['src/extension.ts'], /\.ts$/);
-
-/**
- * Every `candor.*` id the host registers: the first argument of
- * `registerCommand(…)` or of a wrapper around it (`run`, `command`,
- * `register`), found by reading the sources.
- */
-function registeredCommands(): Array<{ id: string; file: string }> {
-  const found: Array<{ id: string; file: string }> = [];
-  for (const { file, code } of sources()) {
-    for (const match of code.matchAll(/\b(?:registerCommand|command|run|register)\(\s*['"](candor\.[A-Za-z]+)['"]/g)) found.push({ id: match[1] ?? '', file });
-  }
-  return found;
-}
 
 /** Commands the host runs itself, found in the sources: a status bar item's command, and `executeCommand` calls. */
 function commandsRunInSources(): string[] {
@@ -41,13 +28,13 @@ describe('package.json commands and the commands the host registers', () => {
   const declared = manifest.contributes.commands.map((c) => c.command).sort();
 
   it('each declared command is registered, and each registered one is declared', () => {
-    const registered = registeredCommands();
+    const registered = commandRegistrations();
     assert.ok(registered.length >= 10, `the scan finds the registrations (${registered.length})`);
     assert.deepEqual([...new Set(registered.map((r) => r.id))].sort(), declared);
   });
 
   it('no command is registered by two features (VS Code would refuse the second at activation)', () => {
-    const registered = registeredCommands();
+    const registered = commandRegistrations();
     assert.ok(registered.length >= 10, `the scan finds the registrations (${registered.length})`);
     const where = new Map<string, Set<string>>();
     for (const { id, file } of registered) where.set(id, (where.get(id) ?? new Set()).add(file));

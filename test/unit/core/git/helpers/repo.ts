@@ -6,29 +6,14 @@ import { hashFile, hashTree } from '../../../../helpers/hashTree';
 export { hashFile };
 import { mulberry32 } from '../../../../../src/core/random';
 import { uniform } from '../../../../helpers/core';
+import { FIXTURE_ENV } from '../../../../helpers/fixtureEnv';
+export { FIXTURE_ENV };
 
 /**
  * Fixture repositories for the guard's tests. Fixtures are built with the
  * real git directly (never through the guard), isolated from the machine's
  * global and system config.
  */
-
-export const FIXTURE_ENV: NodeJS.ProcessEnv = (() => {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value;
-  return {
-    ...env,
-    GIT_AUTHOR_NAME: 'Fixture Author',
-    GIT_AUTHOR_EMAIL: 'author@example.invalid',
-    GIT_COMMITTER_NAME: 'Fixture Committer',
-    GIT_COMMITTER_EMAIL: 'committer@example.invalid',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: os.devNull,
-    GIT_EDITOR: 'true',
-    GIT_TERMINAL_PROMPT: '0',
-    LC_ALL: 'C',
-  };
-})();
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'init.defaultBranch=main', '-c', 'core.autocrlf=false', ...args], {
@@ -71,6 +56,20 @@ export function write(repo: string, relative: string, content: string | Uint8Arr
 export function initRepo(dir = tempDir()): string {
   git(dir, 'init', '-q', '-b', 'main');
   return dir;
+}
+
+/**
+ * Makes `main` and a new branch `other` each change `file` from the commit
+ * at HEAD, with `main` checked out: merging, cherry-picking or rebasing one
+ * onto the other conflicts.
+ */
+export function divergeOn(repo: string, file: string, mainMessage = 'main'): void {
+  git(repo, 'checkout', '-q', '-b', 'other');
+  write(repo, file, 'other side\n');
+  git(repo, 'commit', '-q', '-am', 'other side');
+  git(repo, 'checkout', '-q', 'main');
+  write(repo, file, 'main side\n');
+  git(repo, 'commit', '-q', '-am', mainMessage);
 }
 
 /** A repository with one commit of `files`. */
