@@ -21,6 +21,7 @@ import { keptReply } from './replyRecord';
 import { recoverFromOverflow, type OverflowDeps } from './overflowRecovery';
 import type { ChatSettings, ConversationDeps } from './ports';
 import { lastCompaction } from '../session/history';
+import type { Subscription } from '../subscription';
 
 export type { Identity };
 export type { RequestTrace } from './ports';
@@ -50,6 +51,8 @@ export class Conversation {
   private toolsCrowdSaid = false;
   /** The pairs (user's window / server's window) the chat has named. */
   private readonly windowsSaid = new Set<string>();
+  /** The ledger follows the session's appends until `dispose`. */
+  private readonly following: Subscription;
 
   constructor(private readonly deps: ConversationDeps) {
     this.secrets = deps.secrets ?? new SecretSet();
@@ -67,7 +70,7 @@ export class Conversation {
     });
     // What the view shows of the records comes from the session's live
     // transcript (TranscriptPages); only a reply still streaming is emitted here.
-    deps.session.onAppend((record) => {
+    this.following = deps.session.onAppend((record) => {
       if (record.type === 'message') this.ledger.append(record.message);
       else if (record.type === 'compaction') this.ledger.reset(deps.session.history(), record.id);
     });
@@ -118,8 +121,9 @@ export class Conversation {
     return result;
   }
 
-  /** The session ends or the extension stops: a loss window still open is written down, with the gate's state. */
+  /** The session ends or the extension stops: the session is no longer followed, and a loss window still open is written down, with the gate's state. */
   dispose(): void {
+    this.following.dispose();
     this.running?.abort();
     this.deps.gate.close();
     this.persistGate();

@@ -1,11 +1,12 @@
 import { Transcript, type TranscriptEntry } from './transcript';
 import type { SessionRecord } from './records';
 import type { TranscriptPage } from './tail';
+import { Listeners, type Subscription } from '../subscription';
 
 /** What the pages read of a session: its records so far, and each one appended after. */
 export interface RecordSource {
   all(): readonly SessionRecord[];
-  onAppend(listener: (record: SessionRecord) => void): () => void;
+  onAppend(listener: (record: SessionRecord) => void): Subscription;
 }
 
 export type FindDirection = 'older' | 'newer';
@@ -28,24 +29,23 @@ export interface FindResult {
  */
 export class TranscriptPages {
   private readonly transcript = new Transcript();
-  private readonly listeners = new Set<(entry: TranscriptEntry) => void>();
-  private readonly unsubscribe: () => void;
+  private readonly listeners = new Listeners<TranscriptEntry>();
+  private readonly following: Subscription;
 
   constructor(source: RecordSource) {
     for (const record of source.all()) this.transcript.add(record);
-    this.unsubscribe = source.onAppend((record) => {
-      for (const entry of this.transcript.add(record)) for (const listener of this.listeners) listener(entry);
+    this.following = source.onAppend((record) => {
+      for (const entry of this.transcript.add(record)) this.listeners.emit(entry);
     });
   }
 
   /**
    * Calls `listener` with every entry an appended record adds or changes, in
-   * order (an entry under an id already shown replaces it). Returns the
-   * unsubscribe.
+   * order (an entry under an id already shown replaces it), until the
+   * subscription is disposed.
    */
-  onEntry(listener: (entry: TranscriptEntry) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  onEntry(listener: (entry: TranscriptEntry) => void): Subscription {
+    return this.listeners.add(listener);
   }
 
   get size(): number {
@@ -117,7 +117,7 @@ export class TranscriptPages {
 
   /** Stops following the session: no more appends are mapped, and no listener is told. */
   dispose(): void {
-    this.unsubscribe();
+    this.following.dispose();
     this.listeners.clear();
   }
 }

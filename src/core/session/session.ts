@@ -7,6 +7,7 @@ import { isSessionRecord, type SessionRecord } from './records';
 import { titleFromText } from './listing';
 import { loadSessionRecords } from './load';
 import { History, type HistoryEntry } from './history';
+import { Listeners, type Subscription } from '../subscription';
 
 type Draft<T> = T extends unknown ? Omit<T, 'v' | 'ts'> : never;
 
@@ -30,7 +31,7 @@ export interface SessionOptions {
  */
 export class Session {
   private readonly records: SessionRecord[] = [];
-  private readonly listeners = new Set<(record: SessionRecord) => void>();
+  private readonly listeners = new Listeners<SessionRecord>();
   /** The history the model sees, kept as records arrive (history.ts). */
   private readonly historyList = new History();
   /** Lines that could not be read when the session was opened. */
@@ -83,7 +84,7 @@ export class Session {
     appendQueue.append(this.file, record);
     this.records.push(record);
     this.historyList.add(record);
-    for (const listener of this.listeners) listener(record);
+    this.listeners.emit(record);
     return record;
   }
 
@@ -103,10 +104,9 @@ export class Session {
     return this.titled;
   }
 
-  /** Calls `listener` with every record appended from now on, in order. Returns the unsubscribe. */
-  onAppend(listener: (record: SessionRecord) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /** Calls `listener` with every record appended from now on, in order, until the subscription is disposed. */
+  onAppend(listener: (record: SessionRecord) => void): Subscription {
+    return this.listeners.add(listener);
   }
 
   /** Resolves when every record appended so far is on disk; rejects if a write failed. */
