@@ -36,7 +36,7 @@ export function createServices(context: vscode.ExtensionContext): vscode.Disposa
   const prompt = promptSource({ prompt: async () => (await promptEvolution.currentPrompt()).text, memory: () => memory.promptText() });
   const approvals = new Approvals();
   const { chat, proposals, addTools } = registerChat(store, ports, { git, memory, prompt, trace: promptEvolution.traceSink(), rantSaved, approvals });
-  const header = new ToolsHeader(ports.view);
+  const header = store.add(new ToolsHeader(ports.view));
   addTools(registerCommands(store, ports, { approvals, proposals, git, header }));
   addTools(registerMcp(store, ports, { approvals, header }));
   currentSession = () => chat.currentSession.id;
