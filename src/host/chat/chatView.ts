@@ -7,6 +7,7 @@ import { Disposable } from '../platform/lifecycle';
 import { safePreview, webviewPage } from '../platform/webviewPage';
 import { MessageRouter, type MessageHandlers } from './router';
 import { CHAT_BODY } from './chatPage';
+import { ViewSlot } from './viewSlot';
 
 /** globalState: the chat was shown on a first run. */
 const FIRST_RUN_KEY = 'candor.chatShownOnFirstRun';
@@ -22,8 +23,8 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
   static readonly id = 'candor.chat';
   /** Features register the handlers of the messages they own here. */
   readonly router: MessageRouter;
-  private view: vscode.WebviewView | undefined;
-  private ready = false;
+  /** The live webview view, its listeners, and whether it said ready. */
+  private readonly slot: ViewSlot;
   /** A command showed the view before its webview said ready: the message box takes the focus once it does. */
   private focusWhenReady = false;
   private readonly redaction: ViewRedaction;
@@ -39,21 +40,17 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
     super();
     this.redaction = new ViewRedaction(secrets);
     this.router = new MessageRouter(log, safePreview);
+    this.slot = this.register(new ViewSlot((raw) => void this.router.route(raw)));
     this.router.register('chat view', this.messageHandlers());
     this.register(vscode.window.registerWebviewViewProvider(ChatView.id, this, { webviewOptions: { retainContextWhenHidden: true } }));
   }
 
+  /** VS Code shows the view, the first time or anew (moved, opened again): this one replaces the one before. */
   resolveWebviewView(view: vscode.WebviewView): void {
-    this.view = view;
-    this.ready = false;
+    this.slot.attach(view);
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     view.webview.html = this.html(view.webview, dist);
-    this.register(view.webview.onDidReceiveMessage((raw: unknown) => void this.router.route(raw)));
-    this.register(view.onDidDispose(() => {
-      this.view = undefined;
-      this.ready = false;
-    }));
   }
 
   /**
@@ -63,16 +60,14 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
    * its state even while nothing is posted.
    */
   post(message: HostMessage): void {
-    const redacted: HostMessage[] = this.redaction.messages(message);
-    if (!this.view || !this.ready) return;
-    for (const m of redacted) void this.view.webview.postMessage(m);
+    this.slot.post(this.redaction.messages(message));
   }
 
   /** The view's own messages: it is ready, or one of its buttons runs a command (from a fixed list). */
   private messageHandlers(): MessageHandlers<'chat view'> {
     return {
       ready: () => {
-        this.ready = true;
+        this.slot.markReady();
         this.log.trace('chat view ready');
         this.becameReady.fire();
         if (this.focusWhenReady) this.focusInput();
@@ -85,7 +80,7 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
 
   /** Shows the chat with the cursor in the message box, as every command that shows it does. */
   async reveal(): Promise<void> {
-    if (this.view) this.view.show(false);
+    if (this.slot.view) this.slot.view.show(false);
     else await vscode.commands.executeCommand(`${ChatView.id}.focus`);
     this.focusInput();
   }
@@ -115,7 +110,7 @@ export class ChatView extends Disposable implements vscode.WebviewViewProvider {
   }
 
   private focusInput(): void {
-    if (!this.view || !this.ready) {
+    if (!this.slot.live) {
       this.focusWhenReady = true;
       return;
     }
