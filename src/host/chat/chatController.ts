@@ -21,6 +21,7 @@ import type { StatusGauge } from '../context/statusGauge';
 import { Disposable } from '../platform/lifecycle';
 import { CURRENT_SESSION_KEY, takeCurrentSession } from './currentSession';
 import { pickSession } from './sessionPicker';
+import { TranscriptFeed } from './transcriptFeed';
 import { chatSettingsOf } from './chatSettings';
 import type { MessageHandlers } from './router';
 import { errorMessage } from '../../core/errorMessage';
@@ -73,6 +74,8 @@ export class ChatController extends Disposable {
   private conversation: Conversation | undefined;
   private conversationReady: Promise<Conversation>;
   private readonly driftLog: DriftLog;
+  /** The view follows the current session's live transcript. */
+  private readonly feed: TranscriptFeed;
   private lastGauge: GaugeState | undefined;
   private readonly rantSaved = this.register(new vscode.EventEmitter<SavedRant>());
   /** A rant was saved, from the chat or the palette. */
@@ -81,6 +84,7 @@ export class ChatController extends Disposable {
   constructor(private readonly deps: ChatControllerDeps) {
     super();
     this.driftLog = new DriftLog(path.join(deps.dataDir, 'drift.jsonl'));
+    this.feed = this.register(new TranscriptFeed((message) => deps.view.post(message)));
     this.opened = this.openInitial();
     this.conversationReady = this.conversationOf(this.opened);
     this.register(deps.view.onDidBecomeReady(() => void this.sendInit()));
@@ -178,7 +182,7 @@ export class ChatController extends Disposable {
       { location: vscode.ProgressLocation.Notification, title: 'Candor: compacting the context', cancellable: true },
       async (_progress, token) => {
         const controller = new AbortController();
-        token.onCancellationRequested(() => controller.abort());
+        const cancelled = token.onCancellationRequested(() => controller.abort());
         await this.prepare();
         try {
           const conversation = await this.loadedConversation();
@@ -187,6 +191,8 @@ export class ChatController extends Disposable {
           void vscode.window.showInformationMessage(`Compacted ${result.replaced} messages into a summary; the anchor was dropped.`);
         } catch (err) {
           void vscode.window.showWarningMessage(this.deps.secrets.redact(`Compaction did not happen, the history is unchanged: ${errorMessage(err)}`));
+        } finally {
+          cancelled.dispose();
         }
       },
     );
@@ -287,6 +293,7 @@ export class ChatController extends Disposable {
 
   /** Makes `opened` the current session; a reply of the one before is stopped. */
   private switchTo(opened: OpenedSession): void {
+    this.feed.follow(undefined);
     this.conversation?.dispose();
     this.opened.dispose();
     this.opened = opened;
@@ -304,8 +311,8 @@ export class ChatController extends Disposable {
     const ready = opened.loaded.then(
       ({ session }) => {
         const loaded = performance.now();
-        // The view follows the session's one live mapping of its records; it ends with the session (switchTo).
-        opened.liveTranscript()?.onEntry((entry) => this.deps.view.post({ type: 'entry', entry }));
+        // The view follows the session's one live mapping of its records, until another session is opened (switchTo).
+        if (this.opened === opened) this.feed.follow(opened.liveTranscript());
         const conversation = this.build(session);
         this.deps.sessionLoaded?.(session);
         if (this.opened === opened) this.conversation = conversation;
