@@ -4,6 +4,7 @@ import { errorMessage } from '../errorMessage';
 import type { Logger } from '../log';
 import type { SecretSet } from '../redact';
 import { oneLine } from '../text';
+import type { Subscription } from '../subscription';
 import { McpError, detail, fromSdkError } from './errors';
 import { renderResult } from './results';
 import { listAllTools } from './toolList';
@@ -17,10 +18,6 @@ export interface CallOptions {
   readonly timeoutMs: number;
 }
 
-export interface Listener {
-  dispose(): void;
-}
-
 /** One connected MCP server, as the rest of Candor uses it. */
 export interface McpConnection {
   /** The server's name, as defined. */
@@ -28,7 +25,7 @@ export interface McpConnection {
   /** The tools as last listed. */
   tools(): readonly McpTool[];
   /** After `notifications/tools/list_changed` the list is fetched again, then each listener runs. */
-  onToolsChanged(listener: () => void): Listener;
+  onToolsChanged(listener: () => void): Subscription;
   /**
    * Calls a tool. Throws McpError: `timeout` after `timeoutMs`, `cancelled`
    * when `signal` aborts, `crashed` when the server stops meanwhile,
@@ -38,7 +35,7 @@ export interface McpConnection {
   call(tool: string, args: Record<string, unknown>, o: CallOptions): Promise<McpCallResult>;
   readonly closed: boolean;
   /** Runs once when the connection closes, for whatever reason (at once when it already has). */
-  onClosed(listener: (reason: string) => void): Listener;
+  onClosed(listener: (reason: string) => void): Subscription;
   /** Ends the connection (and a stdio server's whole process group); resolves when it is gone. */
   close(): Promise<void>;
 }
@@ -108,12 +105,12 @@ export class Connection implements McpConnection {
     this.#tools = await listAllTools(this.parts.client, { ...this.#listOptions(), signal });
   }
 
-  onToolsChanged(listener: () => void): Listener {
+  onToolsChanged(listener: () => void): Subscription {
     this.#toolListeners.add(listener);
     return { dispose: () => this.#toolListeners.delete(listener) };
   }
 
-  onClosed(listener: (reason: string) => void): Listener {
+  onClosed(listener: (reason: string) => void): Subscription {
     if (this.#closed) {
       queueMicrotask(() => listener(this.#reason));
       return { dispose: () => undefined };

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
-import type { Listener, McpConnection } from './connection';
+import type { McpConnection } from './connection';
+import type { Subscription } from '../subscription';
 import { definitionHash } from './definitionHash';
 import type { McpServerDefinition, McpSource } from './types';
 
@@ -63,7 +64,7 @@ export class ServerSlot {
   /** The definition's hash as written: what tells a changed definition from a kept one without expanding it. */
   writtenHash: string;
   #connection: McpConnection | undefined;
-  #listeners: Listener[] = [];
+  #listeners: Subscription[] = [];
   #generation = 0;
   #abort = new AbortController();
   /** Closes of superseded connections still under way: a new start waits for them, and so does stop. */

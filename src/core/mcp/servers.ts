@@ -15,6 +15,7 @@
 import { errorMessage } from '../errorMessage';
 import type { Logger } from '../log';
 import type { SecretSet } from '../redact';
+import type { Subscription } from '../subscription';
 import { connectMcp, type McpConnection } from './client';
 import { definitionHash, describeForConfirmation } from './definitionHash';
 import { quoteName } from './display';
@@ -145,7 +146,7 @@ export class McpServers {
   }
 
   /** Status changed, or a server's tool list did (after its `list_changed`). */
-  onChanged(listener: () => void): { dispose(): void } {
+  onChanged(listener: () => void): Subscription {
     this.#listeners.add(listener);
     return { dispose: () => this.#listeners.delete(listener) };
   }
