@@ -27,6 +27,19 @@ describe('subscriptions to a session and to its live transcript', () => {
     await session.flushed();
   });
 
+  it('one listener subscribed twice is told twice, and each disposal takes back one', async () => {
+    const session = Session.create(dir, 'demo');
+    const seen: string[] = [];
+    const listener = (record: { type: string }): number => seen.push(record.type);
+    const first = session.onAppend(listener);
+    session.onAppend(listener);
+    first.dispose();
+    first.dispose();
+    session.append({ type: 'gate', state: { n: 1 } });
+    assert.deepEqual(seen, ['gate'], 'the second subscription outlives the first, disposed twice');
+    await session.flushed();
+  });
+
   it('a disposed onEntry shows no more entries, while the transcript keeps mapping for the others', async () => {
     const session = Session.create(dir, 'demo');
     const pages = new TranscriptPages(session);
