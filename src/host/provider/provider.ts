@@ -12,13 +12,13 @@ import { serverPromptCount, type PromptCount } from '../../core/provider/serverC
 import { inMemoryUsage, persistedUsage, type KeyValueState } from '../../core/provider/streamUsage';
 import { parseScenario, ScenarioError, type Scenario } from '../../core/offline/scenario';
 import { demoScenario } from '../../core/offline/demoScenario';
-import type { Identity } from '../../core/context/driftEvents';
+import type { Identity } from '../../core/modelIdentity';
 import type { ChatMessage } from '../../core/messages';
 import type { Logger } from '../../core/log';
 import type { ProviderInfo } from '../../protocol/chat';
 import type { CandorSettings } from '../settings/config';
 import { errorMessage } from '../../core/errorMessage';
-import { providerSlug } from '../../core/context/slug';
+import { providerSlug } from '../../core/providerSlug';
 import { isKindError } from '../../core/kindError';
 
 const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
