@@ -1,4 +1,4 @@
-import { manifestDefault } from '../settings/manifest';
+import { manifestNumber } from '../manifest';
 import { DEFAULT_FLIPS, DEFAULT_SEED } from './stats';
 import { KindError } from '../kindError';
 
@@ -31,16 +31,10 @@ export const SETTING_KEYS = ['candidates', 'concurrency', 'maxChangedLines', 'ma
 
 /** The manifest's defaults (the CLI and the tests start from them, as VS Code does), plus the permutation test's knobs. */
 export const DEFAULT_SETTINGS: PromptEvolutionSettings = Object.freeze({
-  ...(Object.fromEntries(SETTING_KEYS.map((key) => [key, manifestNumber(key)])) as Record<(typeof SETTING_KEYS)[number], number>),
+  ...(Object.fromEntries(SETTING_KEYS.map((key) => [key, manifestNumber(`promptEvolution.${key}`)])) as Record<(typeof SETTING_KEYS)[number], number>),
   permutationFlips: DEFAULT_FLIPS,
   seed: DEFAULT_SEED,
 });
-
-function manifestNumber(key: (typeof SETTING_KEYS)[number]): number {
-  const value = manifestDefault(`promptEvolution.${key}`);
-  if (typeof value !== 'number') throw new Error(`package.json declares no numeric default for candor.promptEvolution.${key}`);
-  return value;
-}
 
 export class SettingsError extends KindError<'invalid-setting'> {
   override readonly name = 'SettingsError';

@@ -12,7 +12,7 @@
  */
 
 import type { SandboxMode } from '../sandbox/sandbox';
-import { manifestDefault } from './manifest';
+import { manifestDefault } from '../manifest';
 import type { ParentFolderRule as ParentFolders } from '../git';
 import { DEFAULT_LOCAL_SERVERS, mergeLocalServers, parseLocalServers, type LocalServer } from '../provider/localServers';
 
