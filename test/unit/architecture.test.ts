@@ -191,6 +191,12 @@ describe('docs/architecture.md is true of the code', function () {
     assert.deepEqual(cycles, [], `${MAP}: folders of src/core that import each other`);
   });
 
+  it('no host file reads a candor.* setting but through the settings snapshot (src/host/settings/)', () => {
+    const sources = sourcesUnder('src/host', ['src/host/settings/config.ts', 'src/host/context/statusGauge.ts'], /\.ts$/).filter((s) => !s.file.startsWith('src/host/settings/'));
+    const reads = sources.flatMap(rawSettingReads);
+    assert.deepEqual(reads, [], `${MAP}, "Settings and trust": a candor.* value read with get() bypasses the trust rules`);
+  });
+
   describe('which feature registers which command', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { contributes: { commands: Array<{ command: string }> } };
     const declared = manifest.contributes.commands.map((c) => c.command);
@@ -265,4 +271,27 @@ function folderCycles(edges: readonly ImportEdge[], root: string): string[] {
     if (back !== undefined && from < to) cycles.push(`${from} ↔ ${to}: ${at(edge)} imports ${edge.to}, and ${at(back)} imports ${back.to}`);
   }
   return cycles;
+}
+
+/**
+ * Each `get` of a configuration section `candor…` (`getConfiguration('candor').get(…)`,
+ * directly or through a variable): the value VS Code merges from every layer,
+ * an untrusted workspace's included. Writes (`update`) and `inspect` for a write are not reads of a value in force.
+ */
+function rawSettingReads(source: { file: string; code: string }): string[] {
+  const file = ts.createSourceFile(source.file, source.code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const isCandorSection = (node: ts.Node): node is ts.CallExpression =>
+    ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'getConfiguration'
+    && node.arguments[0] !== undefined && ts.isStringLiteralLike(node.arguments[0]) && /^candor(\.|$)/.test(node.arguments[0].text);
+  const sections = new Set<string>();
+  const reads: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer !== undefined && isCandorSection(node.initializer)) sections.add(node.name.text);
+    if (ts.isPropertyAccessExpression(node) && node.name.text === 'get' && (isCandorSection(node.expression) || (ts.isIdentifier(node.expression) && sections.has(node.expression.text)))) {
+      reads.push(`${source.file}:${file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return reads;
 }

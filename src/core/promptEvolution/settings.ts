@@ -61,15 +61,20 @@ const RULES: Record<keyof PromptEvolutionSettings, [Rule, string]> = {
   seed: [(v) => Number.isInteger(v), 'a whole number'],
 };
 
+/** Values for the settings as they come (from VS Code's settings, flags, tests), each still to be checked. */
+export type PromptEvolutionValues = { readonly [K in keyof PromptEvolutionSettings]?: unknown };
+
 /** Defaults overlaid with the given values; a bad value throws a SettingsError naming it. */
-export function resolveSettings(overrides: Partial<PromptEvolutionSettings> = {}): PromptEvolutionSettings {
-  const settings = { ...DEFAULT_SETTINGS, ...withoutUndefined(overrides) };
+export function resolveSettings(overrides: PromptEvolutionValues = {}): PromptEvolutionSettings {
+  const merged: PromptEvolutionValues = { ...DEFAULT_SETTINGS, ...withoutUndefined(overrides) };
+  const settings = { ...DEFAULT_SETTINGS };
   for (const key of Object.keys(RULES) as (keyof PromptEvolutionSettings)[]) {
     const [rule, expected] = RULES[key];
-    const value = settings[key];
+    const value = merged[key];
     if (typeof value !== 'number' || !Number.isFinite(value) || !rule(value)) {
       throw new SettingsError(key, `expected ${expected}, got ${String(value)}`);
     }
+    settings[key] = value;
   }
   return Object.freeze(settings);
 }

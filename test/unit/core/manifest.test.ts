@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { manifestDefault, manifestDefaults } from '../../../src/core/manifest';
 import { resolveCandorSettings, type Inspect } from '../../../src/core/settings/resolve';
-import { DEFAULT_SETTINGS, SETTING_KEYS } from '../../../src/core/promptEvolution/settings';
+import { DEFAULT_SETTINGS, resolveSettings, SETTING_KEYS } from '../../../src/core/promptEvolution/settings';
 import { DEFAULT_POLICY } from '../../../src/core/provider/chatModel';
 import { DEFAULT_LOCAL_SERVERS, formatLocalServer } from '../../../src/core/provider/localServers';
 import { DEFAULT_GATE_LIMITS } from '../../../src/core/sandbox/limits';
@@ -118,7 +118,8 @@ const CODE_DEFAULTS: Readonly<Record<string, Readings>> = {
   'git.openRepositoryInParentFolders': { snapshot: (s) => s.openRepositoryInParentFolders },
   localServers: { snapshot: (s) => s.localServers.map(formatLocalServer), constants: { DEFAULT_LOCAL_SERVERS: () => DEFAULT_LOCAL_SERVERS.map(formatLocalServer) } },
   ...Object.fromEntries(SETTING_KEYS.map((key): [string, Readings] => [`promptEvolution.${key}`, {
-    snapshot: () => DEFAULT_SETTINGS[key],
+    snapshot: (s) => s.promptEvolution[key],
+    constants: { [`DEFAULT_SETTINGS.${key}`]: () => DEFAULT_SETTINGS[key], [`resolveSettings().${key}`]: () => resolveSettings()[key] },
   }])),
   'commands.enabled': { snapshot: (s) => s.commands.enabled },
   'commands.autoApprove': { snapshot: (s) => s.commands.autoApprove },
