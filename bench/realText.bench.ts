@@ -37,7 +37,7 @@ import { ContextGate } from '../src/core/context/gate';
 import { PayloadLedger } from '../src/core/context/ledger';
 import { ToolRenderings } from '../src/core/context/toolRendering';
 import type { ChatMessage } from '../src/core/messages';
-import type { TemplateFamily } from '../src/core/context/chatFrames';
+import type { TemplateFamily } from '../src/core/modelIdentity';
 import { shouldCompact } from '../src/core/context/compaction';
 import { FamilyTokenizer } from '../src/core/context/tokenizer/familyTokenizer';
 import { installedFamilyModules } from '../test/helpers/installedModules';

@@ -22,7 +22,7 @@ import { openConversation } from '../src/core/chat/openConversation';
 import { DriftLog } from '../src/core/context';
 import { SUMMARY_PREFIX } from '../src/core/context/compaction';
 import { heuristicTokens } from '../src/core/context/heuristic';
-import { providerSlug } from '../src/core/context/slug';
+import { providerSlug } from '../src/core/providerSlug';
 import { messageOverhead, messageParts, REPLY_PRIMING } from '../src/core/context/messageParts';
 import { WorkerTokenizer } from '../src/core/context/tokenizer/workerTokenizer';
 import { noUnsavedBuffers } from '../src/core/git/unsaved';

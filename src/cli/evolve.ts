@@ -6,7 +6,7 @@ import { handOff, runEvolution, type SandboxMode } from '../core/evolution';
 import { isGitGuardError, noUnsavedBuffers } from '../core/git';
 import { isEvolutionError } from '../core/evolution/errors';
 import { environmentSecrets } from '../core/redact';
-import { manifestDefaults } from '../core/settings/manifest';
+import { manifestDefaults } from '../core/manifest';
 import { resolveCandorSettings } from '../core/settings/resolve';
 import { resolveCliModel, UsageError, type CliModel } from './model';
 import { errorMessage } from '../core/errorMessage';

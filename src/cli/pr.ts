@@ -4,7 +4,7 @@ import { followRecordedCi, isPullRequestRefusal, previewPullRequest, pushAndOpen
 import { isKindError } from '../core/kindError';
 import { environmentSecrets } from '../core/redact';
 import { isDataDirError } from '../core/settings/dataDirRules';
-import { manifestDefaults } from '../core/settings/manifest';
+import { manifestDefaults } from '../core/manifest';
 import { resolveCandorSettings } from '../core/settings/resolve';
 import { isParseArgsError, requireDataDir } from './evolve';
 import { cliPullRequestContext, describeCi } from './github';

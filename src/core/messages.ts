@@ -47,6 +47,11 @@ export interface ToolSpec {
   function: { name: string; description?: string; parameters?: Record<string, unknown> };
 }
 
+/** A function tool whose arguments are one JSON object with exactly these properties. */
+export function toolSpec(name: string, description: string, properties: Record<string, object>, required: readonly string[] = []): ToolSpec {
+  return { type: 'function', function: { name, description, parameters: { type: 'object', properties, required: [...required], additionalProperties: false } } };
+}
+
 /** Text of a message's content, whatever its shape. */
 export function contentText(message: ChatMessage): string {
   const content = (message as { content?: unknown }).content;

@@ -70,7 +70,7 @@ export function createPorts(context: vscode.ExtensionContext, store: DisposableS
     keys,
     estimators,
     providers,
-    gauge: store.add(new StatusGauge()),
+    gauge: store.add(new StatusGauge((slug) => providers.nameOf(slug))),
     view: store.add(new ChatView(context.extensionUri, log, secrets)),
   };
 }

@@ -185,6 +185,18 @@ describe('docs/architecture.md is true of the code', function () {
     assert.deepEqual([...new Set(named)].sort(), [...processStarters()].sort(), `${MAP} (the files allowed ${PROCESS_PACKAGES.join(' or ')}) against eslint.config.mjs (PROCESS_STARTERS)`);
   });
 
+  it('no two folders of src/core import each other (each pair of folders has one direction)', () => {
+    const cycles = folderCycles(graph.edges, 'src/core/');
+    assert.ok(folderArrows(graph.edges, 'src/core/').size > 20, 'the folders of src/core import one another (the check reads the graph)');
+    assert.deepEqual(cycles, [], `${MAP}: folders of src/core that import each other`);
+  });
+
+  it('no host file reads a candor.* setting but through the settings snapshot (src/host/settings/)', () => {
+    const sources = sourcesUnder('src/host', ['src/host/settings/config.ts', 'src/host/context/statusGauge.ts'], /\.ts$/).filter((s) => !s.file.startsWith('src/host/settings/'));
+    const reads = sources.flatMap(rawSettingReads);
+    assert.deepEqual(reads, [], `${MAP}, "Settings and trust": a candor.* value read with get() bypasses the trust rules`);
+  });
+
   describe('which feature registers which command', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { contributes: { commands: Array<{ command: string }> } };
     const declared = manifest.contributes.commands.map((c) => c.command);
@@ -228,4 +240,58 @@ function reaches(from: string, to: string, folder: string, edges: readonly Impor
     }
   }
   return false;
+}
+
+/** The folder directly under `root` that holds `file`; undefined for a file of `root` itself or outside it. */
+function folderOf(file: string, root: string): string | undefined {
+  if (!file.startsWith(root)) return undefined;
+  const rest = file.slice(root.length).split('/');
+  return rest.length > 1 ? rest[0] : undefined;
+}
+
+/** For each pair "a → b" of folders under `root`, the first import that makes it. */
+function folderArrows(edges: readonly ImportEdge[], root: string): Map<string, ImportEdge> {
+  const arrows = new Map<string, ImportEdge>();
+  for (const edge of edges) {
+    const from = folderOf(edge.from, root);
+    const to = folderOf(edge.to, root);
+    if (!edge.local || from === undefined || to === undefined || from === to) continue;
+    if (!arrows.has(`${from} → ${to}`)) arrows.set(`${from} → ${to}`, edge);
+  }
+  return arrows;
+}
+
+/** Each pair of folders under `root` that import each other, with an import of each direction. */
+function folderCycles(edges: readonly ImportEdge[], root: string): string[] {
+  const arrows = folderArrows(edges, root);
+  const cycles: string[] = [];
+  for (const [arrow, edge] of arrows) {
+    const [from = '', to = ''] = arrow.split(' → ');
+    const back = arrows.get(`${to} → ${from}`);
+    if (back !== undefined && from < to) cycles.push(`${from} ↔ ${to}: ${at(edge)} imports ${edge.to}, and ${at(back)} imports ${back.to}`);
+  }
+  return cycles;
+}
+
+/**
+ * Each `get` of a configuration section `candor…` (`getConfiguration('candor').get(…)`,
+ * directly or through a variable): the value VS Code merges from every layer,
+ * an untrusted workspace's included. Writes (`update`) and `inspect` for a write are not reads of a value in force.
+ */
+function rawSettingReads(source: { file: string; code: string }): string[] {
+  const file = ts.createSourceFile(source.file, source.code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const isCandorSection = (node: ts.Node): node is ts.CallExpression =>
+    ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'getConfiguration'
+    && node.arguments[0] !== undefined && ts.isStringLiteralLike(node.arguments[0]) && /^candor(\.|$)/.test(node.arguments[0].text);
+  const sections = new Set<string>();
+  const reads: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer !== undefined && isCandorSection(node.initializer)) sections.add(node.name.text);
+    if (ts.isPropertyAccessExpression(node) && node.name.text === 'get' && (isCandorSection(node.expression) || (ts.isIdentifier(node.expression) && sections.has(node.expression.text)))) {
+      reads.push(`${source.file}:${file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return reads;
 }

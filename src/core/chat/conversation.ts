@@ -8,7 +8,7 @@ import { RequestError } from '../provider/requestError';
 import type { RetryNotice } from '../provider/retry';
 import { gaugeOf, TOOLS_CROWD_PERCENT, type GaugeState, type ToolShare } from '../context/gauge';
 import type { GateProjection } from '../context/gate';
-import type { Identity } from '../context/driftEvents';
+import type { Identity } from '../modelIdentity';
 import { PayloadLedger, type PayloadMeasure } from '../context/ledger';
 import { ToolRenderings } from '../context/toolRendering';
 import { ServerCounts } from '../context/serverCounts';

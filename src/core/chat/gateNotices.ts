@@ -1,4 +1,4 @@
-import type { Identity } from '../context/driftEvents';
+import type { Identity } from '../modelIdentity';
 import type { WarningKind } from '../context/transitions';
 import type { SessionRecord } from '../session/records';
 import type { ServerKind } from '../provider/localServers';

@@ -1,5 +1,5 @@
 import { newId } from '../ids';
-import type { Identity } from '../context/driftEvents';
+import type { Identity } from '../modelIdentity';
 import type { PayloadMeasure } from '../context/ledger';
 import type { GateProjection } from '../context/gate';
 import type { SystemPrompt } from '../prompt/systemPrompt';

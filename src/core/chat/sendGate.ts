@@ -3,7 +3,7 @@ import type { Logger } from '../log';
 import type { SecretSet } from '../redact';
 import type { Session } from '../session/session';
 import { CompactionError, planCompaction, shouldCompact } from '../context/compaction';
-import type { Identity } from '../context/driftEvents';
+import type { Identity } from '../modelIdentity';
 import type { ContextGate, GateProjection } from '../context/gate';
 import type { PayloadMeasure } from '../context/ledger';
 import type { Compactor } from './compactor';

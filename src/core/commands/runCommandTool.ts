@@ -4,7 +4,8 @@ import type { ToolCall } from '../chat/tools';
 import { Tail } from '../sandbox/tail';
 import type { SecretSet } from '../redact';
 import type { ApprovalAsk } from '../session/records';
-import { stringArg, toolSpec, type Tool } from '../tools/toolHost';
+import { toolSpec } from '../messages';
+import { stringArg, type Tool } from '../tools/toolHost';
 import { terminalRefusal } from './commandText';
 import { stripAnsi, withoutCutLine } from './commandReport';
 

@@ -1,5 +1,5 @@
 import { changeBand, emptySpread, observeSpread, totalBand, type Spread } from './band';
-import type { Identity } from './driftEvents';
+import type { Identity } from '../modelIdentity';
 import { solveAugmented } from './linearSolve';
 import { CLASS_OFFSET, CONTENT_CLASSES, FEATURE_COUNT, MESSAGES, PRIOR_RATES, SCRIPT_FEATURES, UNMEASURED, VOCABULARY_FEATURES } from './heuristic';
 

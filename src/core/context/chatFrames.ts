@@ -1,4 +1,5 @@
 import { contentText, type ChatMessage, type ToolCall, type ToolSpec } from '../messages';
+import type { TemplateFamily } from '../modelIdentity';
 
 /**
  * The chat templates of the families whose tokenizers Candor ships, written
@@ -27,8 +28,6 @@ import { contentText, type ChatMessage, type ToolCall, type ToolSpec } from '../
  *   fenced JSON block a line each; calls in fenced JSON between its
  *   tool-call tokens.
  */
-
-export type TemplateFamily = 'qwen3' | 'llama3' | 'deepseek_v3';
 
 export const TEMPLATE_FAMILIES: readonly TemplateFamily[] = ['qwen3', 'llama3', 'deepseek_v3'];
 

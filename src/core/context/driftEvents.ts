@@ -6,12 +6,6 @@ import type { LoggedWindow } from './tally';
  * running totals.
  */
 
-/** Who a request went to: `(provider slug, model)`. */
-export interface Identity {
-  readonly provider: string;
-  readonly model: string;
-}
-
 /**
  * `no-usage`: a completed request reported no usage; `switch`: the identity
  * changed; `suspect-usage`: the reported count was below half the local

@@ -1,7 +1,8 @@
 import { newId } from '../ids';
 import { Calibration } from './calibration';
-import { FAMILY_NAMES, TEMPLATE_FAMILIES, type TemplateFamily } from './chatFrames';
-import type { DriftEvent, DriftSink, Identity } from './driftEvents';
+import { FAMILY_NAMES, TEMPLATE_FAMILIES } from './chatFrames';
+import type { Identity, TemplateFamily } from '../modelIdentity';
+import type { DriftEvent, DriftSink } from './driftEvents';
 import type { EstimatorKind } from './estimator';
 import type { PayloadChange } from './payload';
 import type { ServerCount } from './serverCounts';

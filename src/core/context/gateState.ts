@@ -1,7 +1,8 @@
 import { isCalibrationState, type CalibrationState } from './calibration';
-import { LOSS_REASONS, type Identity, type LossReason } from './driftEvents';
+import type { Identity } from '../modelIdentity';
+import { LOSS_REASONS, type LossReason } from './driftEvents';
 import type { PartMark, PayloadMark } from './ledger';
-import { normalizeSlug } from './slug';
+import { normalizeSlug } from '../providerSlug';
 import { isRecord } from '../text';
 
 /** A real count and the local estimate of exactly the messages it measured. */

@@ -1,6 +1,6 @@
 import type { CountRequest, PromptCount } from '../provider/serverCount';
 import { sameIdentity } from './gateState';
-import type { Identity } from './driftEvents';
+import type { Identity } from '../modelIdentity';
 import type { PayloadMark } from './payload';
 
 /**

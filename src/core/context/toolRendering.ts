@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ToolSpec } from '../messages';
-import type { Identity } from './driftEvents';
+import type { Identity } from '../modelIdentity';
 import { templateJson } from './chatFrames';
 import { encodingForModel } from './estimator';
 

@@ -1,4 +1,5 @@
-import type { AnchorDriftEvent, DriftEvent, Identity, LossReason } from './driftEvents';
+import type { Identity } from '../modelIdentity';
+import type { AnchorDriftEvent, DriftEvent, LossReason } from './driftEvents';
 import { sameIdentity, withCurrentSlug, type Anchor, type AnchorChange, type GateState, type LossWindow, type MissingUsage } from './gateState';
 import type { PayloadMark } from './ledger';
 

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ToolHost } from '../chat/tools';
-import { toolHost, toolSpec, type Tool } from '../tools/toolHost';
+import { toolSpec } from '../messages';
+import { toolHost, type Tool } from '../tools/toolHost';
 import { redact } from '../redact';
 import { boundText } from '../workspace/bounded';
 import { listFiles } from '../workspace/listFiles';

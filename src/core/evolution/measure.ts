@@ -3,9 +3,10 @@ import * as path from 'node:path';
 import { checkScratchPath, scratchGit, type Scratch, type ScratchGitOptions, type StagingEnv } from './scratchGit';
 import { removeNestedRepositories, repositoriesInChange } from './nestedRepos';
 import { listTree } from './treeListing';
+import { manifestNumber } from '../manifest';
 
-/** `candor.evolution.maxChangedBytes`' default: 1 MiB. */
-export const DEFAULT_MAX_CHANGED_BYTES = 1024 * 1024;
+/** `candor.evolution.maxChangedBytes`' default (the manifest's, in bytes). */
+export const DEFAULT_MAX_CHANGED_BYTES = manifestNumber('evolution.maxChangedBytes');
 
 export interface ChangeLimits {
   /** Bytes of the files the change adds or rewrites, whole files (what git would store). */

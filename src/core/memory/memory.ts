@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { ToolSpec } from '../messages';
-import { toolSpec } from '../tools/toolHost';
+import { toolSpec, type ToolSpec } from '../messages';
 import { decodeLossy } from './bytes';
 import { MemoryError } from './errors';
 import { serializedOn } from './fileQueue';

@@ -1,4 +1,4 @@
-import { manifestDefault } from '../settings/manifest';
+import { manifestNumber } from '../manifest';
 import { DEFAULT_FLIPS, DEFAULT_SEED } from './stats';
 import { KindError } from '../kindError';
 
@@ -31,16 +31,10 @@ export const SETTING_KEYS = ['candidates', 'concurrency', 'maxChangedLines', 'ma
 
 /** The manifest's defaults (the CLI and the tests start from them, as VS Code does), plus the permutation test's knobs. */
 export const DEFAULT_SETTINGS: PromptEvolutionSettings = Object.freeze({
-  ...(Object.fromEntries(SETTING_KEYS.map((key) => [key, manifestNumber(key)])) as Record<(typeof SETTING_KEYS)[number], number>),
+  ...(Object.fromEntries(SETTING_KEYS.map((key) => [key, manifestNumber(`promptEvolution.${key}`)])) as Record<(typeof SETTING_KEYS)[number], number>),
   permutationFlips: DEFAULT_FLIPS,
   seed: DEFAULT_SEED,
 });
-
-function manifestNumber(key: (typeof SETTING_KEYS)[number]): number {
-  const value = manifestDefault(`promptEvolution.${key}`);
-  if (typeof value !== 'number') throw new Error(`package.json declares no numeric default for candor.promptEvolution.${key}`);
-  return value;
-}
 
 export class SettingsError extends KindError<'invalid-setting'> {
   override readonly name = 'SettingsError';
@@ -67,15 +61,20 @@ const RULES: Record<keyof PromptEvolutionSettings, [Rule, string]> = {
   seed: [(v) => Number.isInteger(v), 'a whole number'],
 };
 
+/** Values for the settings as they come (from VS Code's settings, flags, tests), each still to be checked. */
+export type PromptEvolutionValues = { readonly [K in keyof PromptEvolutionSettings]?: unknown };
+
 /** Defaults overlaid with the given values; a bad value throws a SettingsError naming it. */
-export function resolveSettings(overrides: Partial<PromptEvolutionSettings> = {}): PromptEvolutionSettings {
-  const settings = { ...DEFAULT_SETTINGS, ...withoutUndefined(overrides) };
+export function resolveSettings(overrides: PromptEvolutionValues = {}): PromptEvolutionSettings {
+  const merged: PromptEvolutionValues = { ...DEFAULT_SETTINGS, ...withoutUndefined(overrides) };
+  const settings = { ...DEFAULT_SETTINGS };
   for (const key of Object.keys(RULES) as (keyof PromptEvolutionSettings)[]) {
     const [rule, expected] = RULES[key];
-    const value = settings[key];
+    const value = merged[key];
     if (typeof value !== 'number' || !Number.isFinite(value) || !rule(value)) {
       throw new SettingsError(key, `expected ${expected}, got ${String(value)}`);
     }
+    settings[key] = value;
   }
   return Object.freeze(settings);
 }

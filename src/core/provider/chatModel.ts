@@ -1,7 +1,8 @@
-import type { Identity } from '../context/driftEvents';
+import type { Identity } from '../modelIdentity';
 import type { ChatMessage, ToolCall, ToolSpec } from '../messages';
 import type { RequestError } from './requestError';
 import type { RetryNotice } from './retry';
+import { manifestNumber } from '../manifest';
 
 /**
  * The model port: the one way any part of Candor talks to a model. The chat
@@ -62,8 +63,12 @@ export interface RequestPolicy {
   readonly maxOutputTokens?: number;
 }
 
-/** The defaults of `candor.request.idleTimeoutSeconds`, `…firstTokenTimeoutSeconds` and `…maxRetries`. */
-export const DEFAULT_POLICY: RequestPolicy = { idleTimeoutMs: 60_000, firstTokenTimeoutMs: 300_000, maxRetries: 2 };
+/** The manifest's defaults of `candor.request.idleTimeoutSeconds`, `…firstTokenTimeoutSeconds` (seconds to milliseconds) and `…maxRetries`. */
+export const DEFAULT_POLICY: RequestPolicy = {
+  idleTimeoutMs: manifestNumber('request.idleTimeoutSeconds') * 1000,
+  firstTokenTimeoutMs: manifestNumber('request.firstTokenTimeoutSeconds') * 1000,
+  maxRetries: manifestNumber('request.maxRetries'),
+};
 
 /** The first-token limit of a policy: its own, else the default. */
 export function firstTokenLimitMs(policy: RequestPolicy): number {

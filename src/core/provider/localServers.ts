@@ -1,3 +1,5 @@
+import { manifestStrings } from '../manifest';
+
 /**
  * `candor.localServers`: the loopback ports Select Model probes, each with
  * the kind of server expected there. The kind says where that server keeps
@@ -25,14 +27,6 @@ export interface LocalServer {
   /** The user's API key goes to this server: only ever from the user's own settings. */
   readonly sendKey: boolean;
 }
-
-/** The manifest's default, for readers that get no value at all. */
-export const DEFAULT_LOCAL_SERVERS: readonly LocalServer[] = [
-  { port: 11434, kind: 'ollama', sendKey: false },
-  { port: 1234, kind: 'lmstudio', sendKey: false },
-  { port: 8080, kind: 'llamacpp', sendKey: false },
-  { port: 8000, kind: 'vllm', sendKey: false },
-];
 
 /**
  * One layer of the setting. An entry is a string `"PORT [KIND] [sendKey]"`
@@ -133,3 +127,6 @@ export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase();
   return host === 'localhost' || host === '[::1]' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
 }
+
+/** The manifest's default, for readers that get no value at all (parsed as a workspace's: no key is sent). */
+export const DEFAULT_LOCAL_SERVERS: readonly LocalServer[] = parseLocalServers(manifestStrings('localServers'), false) ?? [];

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { Identity } from '../context/driftEvents';
+import type { Identity } from '../modelIdentity';
 import type { ChatMessage } from '../messages';
 import { firstTokenLimitMs, type ChatModel, type CompletedRequest, type CompleteOptions, type ModelEvent, type RequestPolicy, type StreamOptions, type StreamRequest } from './chatModel';
 import { RequestError } from './requestError';

@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
-import type { Identity } from '../context/driftEvents';
-import { providerSlug } from '../context/slug';
+import type { Identity } from '../modelIdentity';
+import { providerSlug } from '../providerSlug';
 import type { Scenario } from '../offline/scenario';
 import { startOfflineServer, type OfflineServer } from '../offline/server';
 import type { ChatModel, RequestPolicy } from './chatModel';

@@ -1,4 +1,4 @@
-import type { TemplateFamily } from '../context/chatFrames';
+import type { TemplateFamily } from '../modelIdentity';
 import type { ServerKind } from './localServers';
 import { getJson, type ReadOptions } from './serverWindow';
 

@@ -1,4 +1,4 @@
-import type { Identity } from '../context/driftEvents';
+import type { Identity } from '../modelIdentity';
 import type { RequestError } from './requestError';
 
 /**

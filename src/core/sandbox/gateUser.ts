@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEPENDENCY_DIR } from './dependencies';
+import { manifestNumber } from '../manifest';
 
 /**
  * The account gate commands run as when Candor runs as root
@@ -20,8 +21,8 @@ import { DEPENDENCY_DIR } from './dependencies';
  */
 
 export const GATE_USER_NAME = 'candor-gate';
-/** `candor.evolution.sandboxUid`'s default. */
-export const DEFAULT_SANDBOX_UID = 64999;
+/** `candor.evolution.sandboxUid`'s default (the manifest's). */
+export const DEFAULT_SANDBOX_UID = manifestNumber('evolution.sandboxUid');
 
 export interface GateUser {
   readonly uid: number;

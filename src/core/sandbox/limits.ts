@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createGateCgroup, type CgroupWants, type GateCgroup } from './cgroup';
 import type { Invocation } from './sandbox';
+import { manifestNumber } from '../manifest';
 
 /**
  * Limits on what one gate command can consume (docs/architecture.md,
@@ -65,7 +66,12 @@ export interface GateLimits {
  * charged with page cache; Candor's clone with its dependencies holds about
  * 810 MiB.
  */
-export const DEFAULT_GATE_LIMITS: Omit<GateLimits, 'diskPaths'> = { processes: 512, memoryMiB: 4096, fileSizeMiB: 1024, diskMiB: 4096 };
+export const DEFAULT_GATE_LIMITS: Omit<GateLimits, 'diskPaths'> = {
+  processes: manifestNumber('evolution.limits.processes'),
+  memoryMiB: manifestNumber('evolution.limits.memoryMiB'),
+  fileSizeMiB: manifestNumber('evolution.limits.fileSizeMiB'),
+  diskMiB: manifestNumber('evolution.limits.diskMiB'),
+};
 
 export const MiB = 1024 * 1024;
 /** Below this, `RLIMIT_AS` would break node (see above). */

@@ -90,7 +90,7 @@ export class Transcript {
         if (m.role === 'assistant') return this.replyEntries(record, contentText(m), m.tool_calls ?? []);
         if (m.role === 'tool') {
           const text = contentText(m);
-          return [{ id: record.id, kind: 'tool-result', name: this.toolNames.get(m.tool_call_id) ?? 'tool', text: clip(text), bytes: Buffer.byteLength(text) }];
+          return [{ id: record.id, kind: 'tool-result', name: this.toolNames.get(m.tool_call_id) ?? 'tool', text: truncateForChat(text), bytes: Buffer.byteLength(text) }];
         }
         return [];
       }
@@ -151,6 +151,11 @@ export class Transcript {
   }
 }
 
-export function clip(text: string, max = TRANSCRIPT_TOOL_CHARS): string {
+/**
+ * A tool result as the chat shows it: the first `max` characters, then a line
+ * saying the whole result's length. Unlike `clip` of `text.ts` (one line that
+ * ends in "…"), the reader learns how much the chat left out.
+ */
+function truncateForChat(text: string, max = TRANSCRIPT_TOOL_CHARS): string {
   return text.length <= max ? text : `${text.slice(0, max)}\n[truncated in the chat: ${text.length.toLocaleString('en-US')} characters]`;
 }

@@ -12,9 +12,10 @@
  */
 
 import type { SandboxMode } from '../sandbox/sandbox';
-import { manifestDefault } from './manifest';
+import { manifestDefault } from '../manifest';
 import type { ParentFolderRule as ParentFolders } from '../git';
 import { DEFAULT_LOCAL_SERVERS, mergeLocalServers, parseLocalServers, type LocalServer } from '../provider/localServers';
+import { SETTING_KEYS as PROMPT_EVOLUTION_KEYS, type PromptEvolutionValues } from '../promptEvolution/settings';
 
 /** The shape of `WorkspaceConfiguration.inspect(key)`, reduced to what the rules read. */
 export interface Inspected<T> {
@@ -115,6 +116,8 @@ export interface CandorSettings {
   readonly pendingUrls: readonly string[];
   readonly commands: CommandSettings;
   readonly mcp: McpSettings;
+  /** `candor.promptEvolution.*` as set, of any type: prompt evolution's `resolveSettings` checks each and names a bad one. */
+  readonly promptEvolution: PromptEvolutionValues;
 }
 
 /** `candor.commands.*`: the agent's `run_command` (the lists and the network from the user's settings only). */
@@ -198,6 +201,7 @@ export function resolveCandorSettings({ inspect, trusted, confirmedUrls }: Resol
       callTimeoutSeconds: read.atLeast('mcp.callTimeoutSeconds', 1),
       environment: names(read.get('mcp.environment', isStringList)),
     },
+    promptEvolution: Object.fromEntries(PROMPT_EVOLUTION_KEYS.map((key) => [key, read.get(`promptEvolution.${key}`, isSet)])),
   };
 }
 
@@ -345,6 +349,10 @@ function stringList(value: unknown): string[] {
 
 function firstString(...values: unknown[]): string | undefined {
   return values.find(isString);
+}
+
+function isSet(value: unknown): value is unknown {
+  return value !== undefined;
 }
 
 function isString(value: unknown): value is string {

@@ -3,7 +3,8 @@ import type { ReadOnlyGit } from '../git/guard';
 import type { UnsavedBufferSource } from '../git/unsaved';
 import { rememberToolSpec } from '../memory/memory';
 import { gitDiffTool, gitLogTool, gitStatusTool, listFiles, readFile, searchText } from '../workspace';
-import { stringArg, toolHost, toolSpec, type Tool } from './toolHost';
+import { toolSpec } from '../messages';
+import { stringArg, toolHost, type Tool } from './toolHost';
 
 /** An edit the agent proposes; the host shows it and the user accepts or rejects it. */
 export interface EditProposal {

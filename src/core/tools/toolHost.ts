@@ -9,11 +9,6 @@ export interface Tool {
   run(args: Record<string, unknown>, signal: AbortSignal, call?: ToolCall): Promise<string>;
 }
 
-/** A function tool whose arguments are one JSON object with exactly these properties. */
-export function toolSpec(name: string, description: string, properties: Record<string, object>, required: readonly string[] = []): ToolSpec {
-  return { type: 'function', function: { name, description, parameters: { type: 'object', properties, required: [...required], additionalProperties: false } } };
-}
-
 export interface ToolHostOptions {
   /** Bounds every result (the caller's own rule, with its marker when cut). */
   readonly bound?: (text: string) => string;

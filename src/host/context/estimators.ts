@@ -1,5 +1,5 @@
 import { encodingForModel, type TiktokenEncodingName, type TokenCounter } from '../../core/context';
-import type { TemplateFamily } from '../../core/context/chatFrames';
+import type { TemplateFamily } from '../../core/modelIdentity';
 import { FamilyTokenizer, type FamilyModules } from '../../core/context/tokenizer/familyTokenizer';
 import { WorkerTokenizer, type TokenizerModules } from '../../core/context/tokenizer/workerTokenizer';
 

@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { gaugeAccessibilityLabel, gaugeText, gaugeTooltip, type GaugeState } from '../../core/context/gauge';
 import { Disposable } from '../platform/lifecycle';
-import { providerName } from '../provider/provider';
 import { shortModelName } from '../../core/provider/modelName';
 import { plural } from '../../core/text';
 
@@ -9,7 +8,8 @@ import { plural } from '../../core/text';
 export class StatusGauge extends Disposable {
   private readonly item: vscode.StatusBarItem;
 
-  constructor() {
+  /** `name`: how a person names a provider slug (`Providers.nameOf`, over the settings snapshot and its trust rules). */
+  constructor(private readonly name: (slug: string) => string) {
     super();
     this.item = this.register(vscode.window.createStatusBarItem('candor.gauge', vscode.StatusBarAlignment.Right, 100));
     this.item.name = 'Candor Context';
@@ -19,7 +19,7 @@ export class StatusGauge extends Disposable {
   show(state: GaugeState): void {
     this.item.text = gaugeText(state);
     this.item.accessibilityInformation = { label: gaugeAccessibilityLabel(state), role: 'button' };
-    this.item.tooltip = personTooltip(state, configuredProviderName);
+    this.item.tooltip = personTooltip(state, this.name);
     // Warning colour while a loss window warns, and at no other time.
     this.item.backgroundColor = state.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
@@ -53,11 +53,4 @@ function anchorLine(state: GaugeState, name: (slug: string) => string): string {
 function driftLine(t: NonNullable<GaugeState['totals']>): string {
   return `History: ${plural(t.switches, 'model switch', 'model switches')}; the provider's count was missing or not trusted ${plural(t.losses, 'time')}, `
     + `${t.warned} with a warning; re-anchored ${plural(t.drifts, 'time')}, with a total difference of ${plural(t.abs_delta_sum, 'token')} from Candor's estimates`;
-}
-
-/** The provider's host and port when the slug is that of a base URL in the settings; else the slug. */
-function configuredProviderName(slug: string): string {
-  const config = vscode.workspace.getConfiguration('candor');
-  const baseUrl = config.get<string>('baseUrl') ?? '';
-  return providerName(slug, [baseUrl]);
 }

@@ -13,6 +13,7 @@ import { registerCommand } from '../platform/command';
 import { Disposable } from '../platform/lifecycle';
 import type { Notifier } from '../platform/notify';
 import type { Providers } from '../provider/provider';
+import type { Settings } from '../settings/config';
 import { WorkspacePromptFile } from './promptFile';
 import { PromptReviewPanel } from './promptReview';
 import { restorePrompt, rollbackPrompt, type RollbackDeps } from './rollback';
@@ -37,6 +38,7 @@ export interface PromptEvolutionDeps {
   readonly notify: Notifier;
   /** The extension host's secrets: evidence, candidates, traces and output are redacted with them. */
   readonly secrets: SecretSet;
+  readonly settings: Settings;
 }
 
 export class PromptEvolution extends Disposable {
@@ -60,6 +62,7 @@ export class PromptEvolution extends Disposable {
       registry: () => this.registry(),
       log: deps.log,
       secrets: deps.secrets,
+      settings: () => deps.settings.read(),
       changed: refresh,
       review: () => this.review.show(),
     }));

@@ -2,7 +2,8 @@ import * as vscode from 'vscode';
 import type { Logger } from '../../core/log';
 import type { PromptRegistry } from '../../core/promptEvolution/registry';
 import { runPromptEvolution, type PromptEvolutionEnd } from '../../core/promptEvolution/run';
-import { resolveSettings, SETTING_KEYS, SettingsError, type PromptEvolutionSettings } from '../../core/promptEvolution/settings';
+import { resolveSettings, SettingsError, type PromptEvolutionSettings } from '../../core/promptEvolution/settings';
+import type { CandorSettings } from '../settings/config';
 import type { SecretSet } from '../../core/redact';
 import type { RunView } from '../../protocol/review';
 import { Disposable } from '../platform/lifecycle';
@@ -29,6 +30,8 @@ export interface PromptTaskDeps {
   readonly registry: () => Promise<PromptRegistry>;
   readonly log: Logger;
   readonly secrets: SecretSet;
+  /** The settings snapshot (docs/architecture.md, "Settings and trust"). */
+  readonly settings: () => CandorSettings;
   /** A run started or ended: the review panel refreshes. */
   readonly changed: () => void;
   /** A run ended with something to review (a promotion or a near-miss). */
@@ -114,8 +117,7 @@ export class PromptEvolutionTask extends Disposable {
     }
     let settings: PromptEvolutionSettings;
     try {
-      const c = vscode.workspace.getConfiguration('candor.promptEvolution');
-      settings = resolveSettings(Object.fromEntries(SETTING_KEYS.map((key) => [key, c.get<number>(key)])));
+      settings = resolveSettings(this.deps.settings().promptEvolution);
     } catch (err) {
       if (!isKindError(err, SettingsError)) throw err;
       out.line(`Setting error: ${err.message}`);

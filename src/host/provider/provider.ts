@@ -12,13 +12,13 @@ import { serverPromptCount, type PromptCount } from '../../core/provider/serverC
 import { inMemoryUsage, persistedUsage, type KeyValueState } from '../../core/provider/streamUsage';
 import { parseScenario, ScenarioError, type Scenario } from '../../core/offline/scenario';
 import { demoScenario } from '../../core/offline/demoScenario';
-import type { Identity } from '../../core/context/driftEvents';
+import type { Identity } from '../../core/modelIdentity';
 import type { ChatMessage } from '../../core/messages';
 import type { Logger } from '../../core/log';
 import type { ProviderInfo } from '../../protocol/chat';
 import type { CandorSettings } from '../settings/config';
 import { errorMessage } from '../../core/errorMessage';
-import { providerSlug } from '../../core/context/slug';
+import { providerSlug } from '../../core/providerSlug';
 import { isKindError } from '../../core/kindError';
 
 const OFFLINE_LABEL = 'Offline demo — scripted replies, not a model';
@@ -93,8 +93,7 @@ export class Providers implements TextModel {
 
   /** How a person names the provider of `slug`: its host and port when a base URL in the settings has that slug. */
   nameOf(slug: string): string {
-    const settings = this.settings();
-    return providerName(slug, [settings.baseUrl, ...settings.models.flatMap((m) => (m.baseUrl ? [m.baseUrl] : []))]);
+    return settingsProviderName(slug, this.settings());
   }
 
   /** The ChatModel of the settings in force: the same object until they change. */
@@ -276,10 +275,19 @@ export class Providers implements TextModel {
  * otherwise (it cannot be turned back into a host). The slug stays the
  * identity in every data file (docs/architecture.md, "Context gate").
  */
-export function providerName(slug: string, baseUrls: readonly string[]): string {
+function providerName(slug: string, baseUrls: readonly string[]): string {
   if (slug === 'offline') return 'the offline demo';
   const url = baseUrls.find((u) => u.trim() !== '' && providerSlug(u) === slug);
   return url === undefined ? slug : hostOf(url);
+}
+
+/**
+ * `providerName` over the URLs of the settings snapshot: the base URL and the
+ * `models` entries' URLs as the trust rules let them through (an untrusted
+ * or unconfirmed workspace URL is not among them, so its slug stays a slug).
+ */
+export function settingsProviderName(slug: string, settings: Pick<CandorSettings, 'baseUrl' | 'models'>): string {
+  return providerName(slug, [settings.baseUrl, ...settings.models.flatMap((m) => (m.baseUrl ? [m.baseUrl] : []))]);
 }
 
 function factsKey(local: LocalServer, model: string): string {

@@ -9,7 +9,7 @@ import { BUILT_IN_PROMPT } from '../../../src/core/prompt/systemPrompt';
 import { PROPOSER_SYSTEM } from '../../../src/core/promptEvolution/proposer';
 import { workspaceIdFor } from '../../../src/core/workspaceId';
 import { PromptRegistry } from '../../../src/core/promptEvolution/registry';
-import { providerSlug } from '../../../src/core/context/slug';
+import { providerSlug } from '../../../src/core/providerSlug';
 
 const PHRASE = 'Echo the task input verbatim.';
 const PROMPT = [

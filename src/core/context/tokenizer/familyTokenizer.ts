@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { TokenCounter } from '../estimator';
-import { CHAT_FRAMES, type ChatFrames, type TemplateFamily } from '../chatFrames';
+import { CHAT_FRAMES, type ChatFrames } from '../chatFrames';
+import type { TemplateFamily } from '../../modelIdentity';
 import { TokenizerThread } from './tokenizerThread';
 
 /**

@@ -4,7 +4,7 @@ import { ContextGate } from '../../../../src/core/context/gate';
 import { PayloadLedger } from '../../../../src/core/context/ledger';
 import { ToolRenderings } from '../../../../src/core/context/toolRendering';
 import { FamilyTokenizer } from '../../../../src/core/context/tokenizer/familyTokenizer';
-import type { TemplateFamily } from '../../../../src/core/context/chatFrames';
+import type { TemplateFamily } from '../../../../src/core/modelIdentity';
 import type { ChatMessage } from '../../../../src/core/messages';
 import { MemoryDriftSink } from '../../../helpers/core';
 import { installedFamilyModules } from '../../../helpers/installedModules';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Content } from '../../../../bench/mixedSession';
 import { encodingForModel, type TokenCounter } from '../../../../src/core/context/estimator';
-import type { Identity } from '../../../../src/core/context/driftEvents';
+import type { Identity } from '../../../../src/core/modelIdentity';
 import { ContextGate } from '../../../../src/core/context/gate';
 import { heuristicTokens } from '../../../../src/core/context/heuristic';
 import { PayloadLedger } from '../../../../src/core/context/ledger';

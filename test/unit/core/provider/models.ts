@@ -1,4 +1,4 @@
-import type { Identity } from '../../../../src/core/context/driftEvents';
+import type { Identity } from '../../../../src/core/modelIdentity';
 import type { ChatModel, RequestPolicy } from '../../../../src/core/provider/chatModel';
 import { createClient, openAiChatModel, type AdapterOptions } from '../../../../src/core/provider/openaiModel';
 import { parseScenario, type Scenario } from '../../../../src/core/offline/scenario';

@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isKindError } from '../../../../src/core/kindError';
+import { resolveSettings, SettingsError } from '../../../../src/core/promptEvolution/settings';
 import { modelWriteTarget, resolveCandorSettings, RESTRICTED_SETTINGS, USER_ONLY_SETTINGS, type Inspected } from '../../../../src/core/settings/resolve';
 
 type Layers = Record<string, Inspected<unknown>>;
@@ -106,5 +108,13 @@ describe('settings and trust', () => {
     assert.equal(s.contextWindow, 128000);
     assert.equal(s.sandbox, 'required');
     assert.deepEqual(s.models, []);
+  });
+
+  it('prompt evolution\'s settings come through the snapshot: folder over workspace over user, a bad value kept for its check to name', () => {
+    const s = read({ 'promptEvolution.candidates': { globalValue: 6, workspaceValue: 8 }, 'promptEvolution.alpha': { workspaceValue: 'high' } }, false);
+    assert.equal(s.promptEvolution.candidates, 8);
+    assert.equal(s.promptEvolution.minTasks, properties['candor.promptEvolution.minTasks']?.default);
+    assert.throws(() => resolveSettings(s.promptEvolution), (err: unknown) => isKindError(err, SettingsError) && err.setting === 'alpha' && /got high/.test(err.message));
+    assert.equal(resolveSettings(read({ 'promptEvolution.candidates': { globalValue: 6, workspaceValue: 8 } }, false).promptEvolution).candidates, 8);
   });
 });

@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { noUnsavedBuffers } from '../../../../src/core/git/unsaved';
 import { agentTools } from '../../../../src/core/tools/agentTools';
-import { stringArg, toolHost, toolSpec, type Tool } from '../../../../src/core/tools/toolHost';
+import { toolSpec } from '../../../../src/core/messages';
+import { stringArg, toolHost, type Tool } from '../../../../src/core/tools/toolHost';
 
 const signal = new AbortController().signal;
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { normalizeSlug, providerSlug } from '../../../../src/core/context/slug';
+import { normalizeSlug, providerSlug } from '../../../src/core/providerSlug';
 
 describe('gate/slug', () => {
   it('follows the design examples', () => {
