@@ -143,11 +143,12 @@ export async function startWebPage(): Promise<{ port: number; close(): Promise<v
 }
 
 /** A port that accepts connections and never answers. */
-export async function startStall(): Promise<{ port: number; close(): Promise<void> }> {
-  const server = http.createServer(() => undefined);
+export async function startStall(): Promise<{ port: number; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  const server = http.createServer(() => void requests++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { port, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return { port, requests: () => requests, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
 }
 
 /** A loopback port with nothing listening: bound once to learn a free number, then closed. */
