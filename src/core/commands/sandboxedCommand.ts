@@ -10,6 +10,7 @@ import { DEPENDENCY_DIR } from '../sandbox/dependencies';
 import { GateInputs, prepareSandbox, type Sandbox, type SandboxRun } from '../sandbox/sandbox';
 import { KindError } from '../kindError';
 import { commandEnvironment } from '../process/environment';
+import { currentUserName } from '../process/userName';
 import { removeTree } from '../process/removeTree';
 import { realOrResolved, isInside } from '../realPath';
 import { redact } from '../redact';
@@ -108,7 +109,7 @@ export async function runInView(c: ViewCommand): Promise<ViewCommandResult> {
     const { env, secrets } = commandEnvironment({
       home,
       tmp,
-      user: user?.name ?? os.userInfo().username,
+      user: user?.name ?? currentUserName(),
       network: c.network,
       extraNames: c.environment,
       isVisible: (dir) => c.sandbox.isVisible(dir, c.hidden),
