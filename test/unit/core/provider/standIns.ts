@@ -61,6 +61,8 @@ export async function startStandIn(kind: ServerKind, options: StandInOptions = {
   };
   if (kind === 'ollama') {
     routes['GET /api/version'] = () => ({ version: '0.6.5' });
+    // An architecture with no vocabulary size: no family Candor has a tokenizer of.
+    routes['POST /api/show'] = () => ({ details: { format: 'gguf', family: 'llama' }, model_info: { 'general.architecture': 'llama' } });
     routes['GET /api/ps'] = () => ({
       models: state.loaded ? [{ name: `${models[0]}`, model: `${models[0]}`, size: 1, details: { format: 'gguf' }, expires_at: '2099-01-01T00:00:00Z', size_vram: 1, context_length: window }] : [],
     });
