@@ -2,6 +2,7 @@ import type { Identity } from '../modelIdentity';
 import type { WarningKind } from '../context/transitions';
 import type { SessionRecord } from '../session/records';
 import type { ServerKind } from '../provider/localServers';
+import { shortModelName } from '../provider/modelName';
 
 // What the chat says about the context gate, and the turn its Retry sends.
 
@@ -11,9 +12,10 @@ import type { ServerKind } from '../provider/localServers';
  * a loss found only when the next request is projected, then.
  */
 export function warningText(warning: { readonly warningKind?: WarningKind }, identity: Identity): string {
+  const model = shortModelName(identity.model);
   return warning.warningKind === 'usage-unsupported'
-    ? `This server never reports usage in streams (${identity.model} @ ${identity.provider}): the context gauge is an estimate, not the server's count. This is said once; the drift view counts it.`
-    : `The provider did not report usage for the last reply: the context count is now an estimate (${identity.model} @ ${identity.provider}). This is counted in the drift view.`;
+    ? `This server never reports usage in streams (${model} @ ${identity.provider}): the context gauge is an estimate, not the server's count. This is said once; the drift view counts it.`
+    : `The provider did not report usage for the last reply: the context count is now an estimate (${model} @ ${identity.provider}). This is counted in the drift view.`;
 }
 
 /**

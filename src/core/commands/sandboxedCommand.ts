@@ -10,6 +10,8 @@ import { DEPENDENCY_DIR } from '../sandbox/dependencies';
 import { GateInputs, prepareSandbox, type Sandbox, type SandboxRun } from '../sandbox/sandbox';
 import { KindError } from '../kindError';
 import { commandEnvironment } from '../process/environment';
+import { currentUserName } from '../process/userName';
+import { removeTree } from '../process/removeTree';
 import { realOrResolved, isInside } from '../realPath';
 import { redact } from '../redact';
 import { OutputExplainer, lastLines, stripAnsi, type ViewCommandResult } from './commandReport';
@@ -107,7 +109,7 @@ export async function runInView(c: ViewCommand): Promise<ViewCommandResult> {
     const { env, secrets } = commandEnvironment({
       home,
       tmp,
-      user: user?.name ?? os.userInfo().username,
+      user: user?.name ?? currentUserName(),
       network: c.network,
       extraNames: c.environment,
       isVisible: (dir) => c.sandbox.isVisible(dir, c.hidden),
@@ -150,11 +152,10 @@ export async function runInView(c: ViewCommand): Promise<ViewCommandResult> {
     };
   } finally {
     if (cgroup !== undefined) releaseGateCgroup(cgroup);
-    try {
-      fs.rmSync(throwaway, { recursive: true, force: true });
-    } catch {
-      // A command may leave a folder its owner cannot enter; a stray temp folder is no reason to lose the result.
-    }
+    // What the command left there may be unreadable, or deeper than a path can name: removeTree handles both.
+    await removeTree(throwaway).catch(() => {
+      // A stray temp folder is no reason to lose the result.
+    });
   }
 }
 

@@ -7,6 +7,7 @@ import type { GateCgroup } from '../sandbox/cgroup';
 import { parseGateSummary, type GateCounts } from './gateSummary';
 import { withFileSizeWhere } from './fileSizeWhere';
 import { gateEnvironment } from '../process/environment';
+import { currentUserName } from '../process/userName';
 import { prepareForGateUser, type GateUser } from '../sandbox/gateUser';
 import { GateInputs, prepareSandbox, type Sandbox } from '../sandbox/sandbox';
 import { realOrResolved } from '../realPath';
@@ -101,7 +102,7 @@ export async function runGate(steps: readonly GateStep[], options: GateOptions):
     const { env } = gateEnvironment({
       home,
       tmp,
-      user: user?.name ?? os.userInfo().username,
+      user: user?.name ?? currentUserName(),
       network: options.network === true,
       extraNames: options.environment ?? [],
       isVisible: (dir) => options.sandbox.isVisible(dir, options.hidden),

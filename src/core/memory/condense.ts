@@ -2,6 +2,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { silentLogger, type Logger } from '../log';
 import type { TextModel } from '../provider/chatModel';
+import { RequestError } from '../provider/requestError';
+import { isKindError } from '../kindError';
 import { isValidUtf8 } from './bytes';
 import { condenseMessages, summaryText } from './condensePrompt';
 import { errorText, failed, type CondenseOutcome } from './outcome';
@@ -75,9 +77,13 @@ async function condense(options: CondenseOptions, log: Logger): Promise<Condense
 
   let reply: string;
   try {
-    reply = await options.model.complete(condenseMessages(snapshot.toString('utf8')), options.signal);
+    // `whole`: a summary the output limit cut is half a memory, and must not replace the file.
+    reply = await options.model.complete(condenseMessages(snapshot.toString('utf8')), options.signal, { whole: true });
   } catch (err) {
     if (options.signal?.aborted) return failed('cancelled', 'cancelled while the summary was being written');
+    if (isKindError(err, RequestError, 'length')) {
+      return failed('model-failed', `the summary was cut at the output limit (${err.message}) before it was complete, so the memory file was left as it was; raise the server's output limit, or condense with a model that answers in fewer tokens`);
+    }
     return failed('model-failed', `the summary request failed: ${errorText(err)}`);
   }
   if (options.signal?.aborted) return failed('cancelled', 'cancelled while the summary was being written');

@@ -33,6 +33,8 @@ export interface DiscoveryOptions {
    * the key to (`sendKey`); every other port is asked with no credentials.
    */
   readonly authorization?: string;
+  /** The signal that cuts one port's request after `timeoutMs` (tests pass their own clock). */
+  readonly timeout?: (ms: number) => AbortSignal;
 }
 
 /** The servers that answered with a model list, in the order of the setting. */
@@ -44,7 +46,7 @@ export async function discoverLocalServers(servers: readonly LocalServer[], opti
 async function probe(server: LocalServer, options: DiscoveryOptions): Promise<DiscoveredServer | undefined> {
   const baseUrl = localBaseUrl(server.port);
   const headers = server.sendKey && options.authorization ? { authorization: options.authorization } : undefined;
-  const answer = await getModelList(`${baseUrl}/models`, AbortSignal.timeout(options.timeoutMs ?? 300), headers);
+  const answer = await getModelList(`${baseUrl}/models`, (options.timeout ?? AbortSignal.timeout)(options.timeoutMs ?? 300), headers);
   if (!('models' in answer)) return undefined;
   const models = answer.models.slice(0, options.limit ?? 200);
   const kind = detectKind({ serverHeader: answer.serverHeader, list: answer.body }) ?? server.kind;

@@ -1,6 +1,6 @@
 import type { TemplateFamily } from '../modelIdentity';
 import type { ServerKind } from './localServers';
-import { getJson, type ReadOptions } from './serverWindow';
+import type { ReadOptions } from './serverWindow';
 
 /**
  * What a local server says about the model it runs (docs/architecture.md,
@@ -94,42 +94,69 @@ export function lmStudioFamily(models: unknown, model: string): TemplateFamily |
   return undefined;
 }
 
-export async function postJson(url: string, body: unknown, options: ReadOptions): Promise<unknown> {
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      signal: options.signal,
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers },
-      body: JSON.stringify(body),
-      redirect: 'error',
-    });
-    if (!response.ok) return undefined;
-    return (await response.json()) as unknown;
-  } catch {
-    return undefined;
-  }
+/** What one request brought back: `answered` once any HTTP response came; `body`, its JSON when the status was 2xx. */
+interface Answer {
+  readonly answered: boolean;
+  readonly body: unknown;
 }
 
-/** What the server at `origin` says about `model`; a server that answers nothing says nothing. */
-export async function readFamilyFacts(kind: ServerKind, origin: string, model: string, options: ReadOptions): Promise<FamilyFacts> {
+async function askJson(url: string, init: { readonly method: 'GET' } | { readonly method: 'POST'; readonly body: unknown }, options: ReadOptions): Promise<Answer> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: init.method,
+      signal: options.signal,
+      headers: { ...(init.method === 'POST' ? { 'content-type': 'application/json' } : {}), accept: 'application/json', ...options.headers },
+      ...(init.method === 'POST' ? { body: JSON.stringify(init.body) } : {}),
+      redirect: 'error',
+    });
+  } catch {
+    return { answered: false, body: undefined };
+  }
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => undefined);
+    return { answered: true, body: undefined };
+  }
+  return { answered: true, body: await response.json().catch(() => undefined) };
+}
+
+/** The JSON a POST answers with; undefined for a failure, a non-2xx status or a body that is not JSON. */
+export async function postJson(url: string, body: unknown, options: ReadOptions): Promise<unknown> {
+  return (await askJson(url, { method: 'POST', body }, options)).body;
+}
+
+/**
+ * What the server at `origin` says about `model`. `answered`: the server
+ * answered each question (if only with an error status), so what it
+ * did not say it will not say next time either; false when nothing came back.
+ */
+export interface FamilyReading {
+  readonly facts: FamilyFacts;
+  readonly answered: boolean;
+}
+
+export async function readFamilyFacts(kind: ServerKind, origin: string, model: string, options: ReadOptions): Promise<FamilyReading> {
+  const get = (pathname: string): Promise<Answer> => askJson(`${origin}${pathname}`, { method: 'GET' }, options);
   switch (kind) {
     case 'llamacpp': {
-      const [props, models] = await Promise.all([getJson(`${origin}/props`, options), getJson(`${origin}/v1/models`, options)]);
-      const family = llamaCppFamily(props, models);
-      return { ...(family ? { family } : {}), ...(props !== undefined ? { counting: 'llamacpp' as const } : {}) };
+      const [props, models] = await Promise.all([get('/props'), get('/v1/models')]);
+      const family = llamaCppFamily(props.body, models.body);
+      return { facts: { ...(family ? { family } : {}), ...(props.body !== undefined ? { counting: 'llamacpp' as const } : {}) }, answered: props.answered && models.answered };
     }
     case 'vllm':
-      return { counting: 'vllm' };
+      return { facts: { counting: 'vllm' }, answered: true };
     case 'ollama': {
-      const family = ollamaFamily(await postJson(`${origin}/api/show`, { model }, options));
-      return family ? { family } : {};
+      const show = await askJson(`${origin}/api/show`, { method: 'POST', body: { model } }, options);
+      const family = ollamaFamily(show.body);
+      return { facts: family ? { family } : {}, answered: show.answered };
     }
     case 'lmstudio': {
-      const family = lmStudioFamily(await getJson(`${origin}/api/v0/models`, options), model);
-      return family ? { family } : {};
+      const list = await get('/api/v0/models');
+      const family = lmStudioFamily(list.body, model);
+      return { facts: family ? { family } : {}, answered: list.answered };
     }
     default:
-      return {};
+      return { facts: {}, answered: true };
   }
 }
 

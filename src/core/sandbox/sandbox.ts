@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { childEnv } from '../process/childEnv';
+import { removeTree } from '../process/removeTree';
 import { bubblewrap, toolchainFolders, type UserSwitch } from './bubblewrap';
 import { gateUserFor, gateUserProblem, prepareForGateUser, type GateUser } from './gateUser';
 import { seatbeltProfile } from './seatbelt';
@@ -232,7 +233,7 @@ async function probeSandbox(sandbox: Sandbox): Promise<string | undefined> {
       inputs.close();
     }
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    await removeTree(dir);
   }
 }
 

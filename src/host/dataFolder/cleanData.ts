@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { removeView } from '../../core/commands/view/workspaceView';
+import { removeTree } from '../../core/process/removeTree';
 import type { Ports } from '../ports';
 
 export interface CleanDataDeps {
@@ -42,8 +43,8 @@ export async function cleanData(ports: Ports, deps: CleanDataDeps): Promise<void
   if (answer !== 'Remove') return;
   for (const pick of picks) {
     for (const rel of pick.paths) {
-      if (rel === 'views') removeViews(path.join(dir, rel));
-      fs.rmSync(path.join(dir, rel), { recursive: true, force: true });
+      if (rel === 'views') await removeViews(path.join(dir, rel));
+      await removeTree(path.join(dir, rel));
     }
   }
   ports.log.info(`cleaned: ${picks.map((p) => p.label).join(', ')}`);
@@ -52,12 +53,12 @@ export async function cleanData(ports: Ports, deps: CleanDataDeps): Promise<void
 }
 
 /** Each command view, with the manifest kept beside it. */
-function removeViews(viewsDir: string): void {
+async function removeViews(viewsDir: string): Promise<void> {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(viewsDir, { withFileTypes: true });
   } catch {
     return;
   }
-  for (const entry of entries) if (entry.isDirectory()) removeView(path.join(viewsDir, entry.name));
+  for (const entry of entries) if (entry.isDirectory()) await removeView(path.join(viewsDir, entry.name));
 }

@@ -7,7 +7,7 @@ import { localServerOf, sendsKeyTo, SERVER_NAMES, serverPlace, type LocalServer 
 import { requestUrl } from '../../core/provider/stream';
 import { shortModelName } from '../../core/provider/modelName';
 import { ServerWindows, windowInUse, type ServerFacts, type WindowInUse } from '../../core/provider/serverWindow';
-import { readFamilyFacts, type FamilyFacts } from '../../core/provider/serverFamily';
+import { readFamilyFacts, type FamilyFacts, type FamilyReading } from '../../core/provider/serverFamily';
 import { serverPromptCount, type PromptCount } from '../../core/provider/serverCount';
 import { inMemoryUsage, persistedUsage, type KeyValueState } from '../../core/provider/streamUsage';
 import { parseScenario, ScenarioError, type Scenario } from '../../core/offline/scenario';
@@ -236,9 +236,11 @@ export class Providers implements TextModel {
     const key = local.sendKey ? await this.apiKey() : undefined;
     const headers = key ? { authorization: `Bearer ${key}` } : undefined;
     const origin = `http://127.0.0.1:${local.port}`;
-    const facts = await readFamilyFacts(local.kind, origin, model, { signal: AbortSignal.timeout(300), ...(headers ? { headers } : {}) }).catch((): FamilyFacts => ({}));
-    // Nothing said: asked again next time (the server may not be up yet).
-    if (facts.family === undefined && facts.counting === undefined) return;
+    const reading = await readFamilyFacts(local.kind, origin, model, { signal: AbortSignal.timeout(300), ...(headers ? { headers } : {}) }).catch((): FamilyReading => ({ facts: {}, answered: false }));
+    // No answer: asked again next time (the server may not be up yet). An answer
+    // without a family is remembered as one with a family is: asking at every request costs each one a round trip.
+    if (!reading.answered) return;
+    const { facts } = reading;
     this.facts.set(factsKey(local, model), { facts, ...(facts.counting ? { count: serverPromptCount(facts.counting, origin, model, headers) } : {}) });
     this.log.info(`${SERVER_NAMES[local.kind]} on port ${local.port}: ${model} is ${facts.family ? `of the ${facts.family} family (from the server's metadata)` : 'of a family Candor has no tokenizer of'}${facts.counting ? '; the server counts prompts itself' : ''}`);
   }

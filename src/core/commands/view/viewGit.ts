@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readBounded } from '../../boundedRead';
 import type { ReadOnlyGit } from '../../git/guard';
+import { removeTree } from '../../process/removeTree';
 import type { GitStatus } from '../../git/status';
 import { SHA1_ID, blobId } from './blobId';
 import { ViewRefusedError } from './errors';
@@ -52,7 +53,7 @@ export async function buildViewGit(input: ViewGitInput): Promise<ViewGitBuilt> {
   const started = performance.now();
   const head = input.status.branch.oid;
   const gitDir = path.join(input.view, '.git');
-  fs.rmSync(gitDir, { recursive: true, force: true });
+  await removeTree(gitDir);
   for (const dir of ['objects/pack', 'objects/info', 'refs/heads', 'refs/tags', 'info']) fs.mkdirSync(path.join(gitDir, dir), { recursive: true });
   fs.writeFileSync(path.join(gitDir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n');
   fs.writeFileSync(path.join(gitDir, 'info', 'exclude'), input.emptyDirs.map((rel) => `/${escapePattern(rel)}/\n`).join(''));

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GitStatus } from '../../git/status';
 import { realOrResolved, realPathLenient, isInside } from '../../realPath';
+import { removeTree } from '../../process/removeTree';
 import { ViewWriter } from './copy';
 import { ViewRefusedError } from './errors';
 import { BIND_NAMES } from './ignoredFolders';
@@ -111,7 +112,8 @@ export class WorkspaceView {
     this.#manifest = m;
     let drifted = this.#drifted ?? new Set<string>();
     if (firstBuild) {
-      fs.rmSync(this.dir, { recursive: true, force: true });
+      // Commands wrote in the view: what they left may be unreadable or deeper than a path can name.
+      await removeTree(this.dir);
       drifted = new Set();
     } else if (this.#drifted === undefined && fs.existsSync(unsettledMarkerPath(this.dir))) {
       // A command ran, or a refresh was cut short, and Candor stopped before the view was checked against its manifest.
@@ -135,7 +137,7 @@ export class WorkspaceView {
     }
     this.#drifted = new Set();
     fs.rmSync(unsettledMarkerPath(this.dir), { force: true });
-    this.#dropStaleGit(m, notes);
+    await this.#dropStaleGit(m, notes);
     const { copied, removed, overlaid, checked, hashed, restored } = counts;
     return { copied, removed, overlaid, checked, hashed, restored, firstBuild, ms: Math.round(performance.now() - started), notes: notes.list() };
   }
@@ -155,9 +157,9 @@ export class WorkspaceView {
   }
 
   /** After HEAD moved the view's repository would lie about what changed: it goes, and ensureGit makes it again. */
-  #dropStaleGit(m: Manifest, notes: Notes): void {
+  async #dropStaleGit(m: Manifest, notes: Notes): Promise<void> {
     if (m.git === undefined || m.git.head === m.head) return;
-    fs.rmSync(path.join(this.dir, '.git'), { recursive: true, force: true });
+    await removeTree(path.join(this.dir, '.git'));
     m.git = undefined;
     journalManifest(this.dir, m, new Set());
     notes.add("HEAD moved: the view's git repository is made again when a command needs it");
@@ -187,9 +189,9 @@ function bookkeeping(m: Manifest): string {
 }
 
 /** Deletes a view and its manifest ("Clean Up Data…"). */
-export function removeView(viewDir: string): void {
+export async function removeView(viewDir: string): Promise<void> {
   const dir = path.resolve(viewDir);
   if (path.dirname(dir) === dir) throw new ViewRefusedError('bad-view-dir', `${dir} is a filesystem root, not a view folder`);
-  fs.rmSync(dir, { recursive: true, force: true });
+  await removeTree(dir);
   for (const file of viewSideFiles(dir)) fs.rmSync(file, { force: true });
 }

@@ -16,6 +16,7 @@ import { DriftLog } from '../../../../src/core/context';
 import { silentLogger } from '../../../../src/core/log';
 import { readJsonLines } from '../../../../src/core/jsonl';
 import { transcriptOf } from '../../../helpers/core';
+import { waitFor } from '../../../helpers/waitFor';
 import { openChat } from './openChat';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
@@ -123,7 +124,7 @@ describe('the chat loop against a real HTTP provider', () => {
     use({ rules: [{ respond: { text: 'y'.repeat(2000) }, chunkChars: 10, chunkDelayMs: 15 }] });
     const chat = open();
     const done = chat.send('long please');
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor('the reply to start', () => events.some((e) => e.type === 'delta'));
     assert.equal(chat.busy, true);
     chat.stop();
     await done;

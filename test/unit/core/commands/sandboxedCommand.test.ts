@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { CommandError, describeForModel, runInView } from '../../../../src/core/commands/sandboxedCommand';
 import { OutputExplainer, lastLines, stripAnsi } from '../../../../src/core/commands/commandReport';
 import { NO_SANDBOX, type Sandbox } from '../../../../src/core/sandbox/sandbox';
+import { DEFAULT_GATE_LIMITS } from '../../../../src/core/sandbox/limits';
 import { isKindError } from '../../../../src/core/kindError';
 import { processesMatching } from '../evolution/helpers';
 import { eventually } from '../sandbox/sandboxHelpers';
@@ -123,6 +124,17 @@ describe('a command in the sandbox over a view of the workspace', function () {
     } finally {
       for (const name of ['CANDOR_TEST_LISTED', 'CANDOR_TEST_UNLISTED', 'MY_LISTED_SETTING', 'MY_SETTING_WITH_SECRET']) delete process.env[name];
     }
+  });
+
+  it('what a command leaves in its throwaway HOME and TMPDIR (a tree deeper than PATH_MAX, a folder of mode 000) is gone after the result', async () => {
+    const deep = `d=$(printf 'd%.0s' $(seq 200)) && mkdir .t && for i in $(seq 25); do mkdir .w && mv .t ".w/$d" && mv .w .t || exit 1; done && mv .t deep`;
+    const leave = `for at in "$HOME" "$TMPDIR"; do (cd "$at" && ${deep} && mkdir -p locked/inner && echo x > locked/inner/f && chmod 000 locked/inner locked) || exit 1; done; echo "$HOME"`;
+    // No disk budget: the throwaway pair is on disk, not in the sandbox's memory.
+    const result = await runInView(inView(sandbox, f, leave, { limits: { ...DEFAULT_GATE_LIMITS, diskMiB: 0 } }));
+    assert.equal(result.exitCode, 0, result.tail);
+    const home = result.tail.trim();
+    assert.match(home, /candor-command-.*\/home$/);
+    assert.equal(fs.existsSync(path.dirname(home)), false, 'the throwaway folder is gone');
   });
 
   it('refuses to run with the sandbox off, and a folder outside the workspace, before running anything', async () => {

@@ -78,8 +78,8 @@ describe('exact counts on a real llama.cpp server: its template, its tokenizer',
 
   it('the server says the model is a Qwen3 (its template and vocabulary), though its path has "llama" in it, and that it counts prompts itself', async () => {
     assert.match(server.modelPath, /llama/);
-    const facts = await readFamilyFacts('llamacpp', server.origin, server.modelPath, { signal: AbortSignal.timeout(5000) });
-    assert.deepEqual(facts, { family: 'qwen3', counting: 'llamacpp' });
+    const reading = await readFamilyFacts('llamacpp', server.origin, server.modelPath, { signal: AbortSignal.timeout(5000) });
+    assert.deepEqual(reading, { facts: { family: 'qwen3', counting: 'llamacpp' }, answered: true });
   });
 
   it("Candor's first request (its real system prompt, \"hi\", its tools), counted with Qwen3's tokenizer and template, is the server's prompt_tokens to the token", async () => {

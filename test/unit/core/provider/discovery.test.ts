@@ -8,6 +8,7 @@ import type { LocalServer, ServerKind } from '../../../../src/core/provider/loca
 import { ModelResolver } from '../../../../src/core/provider/resolve';
 import { resolveCandorSettings, type Inspected } from '../../../../src/core/settings/resolve';
 import { Providers } from '../../../../src/host/provider/provider';
+import { waitFor } from '../../../helpers/waitFor';
 import { closedPort, startStall, startStandIn, startWebPage, type StandIn } from './standIns';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
@@ -54,11 +55,23 @@ describe('local model servers: discovery on the ports of candor.localServers (st
     const stall = await startStall();
     closers.push(() => stall.close());
     const ollama = await standIn('ollama');
-    const started = Date.now();
-    const found = await discoverLocalServers([{ port: stall.port, kind: 'vllm', sendKey: false }, listed(ollama)], { timeoutMs: 200 });
-    const took = Date.now() - started;
+    // Each port's timer is one the test runs out, once both ports have the request.
+    const timers: Array<{ ms: number; runOut: () => void }> = [];
+    const timeout = (ms: number): AbortSignal => {
+      const controller = new AbortController();
+      timers.push({ ms, runOut: () => controller.abort(new DOMException('timed out', 'TimeoutError')) });
+      return controller.signal;
+    };
+    let settled = false;
+    const finding = discoverLocalServers([{ port: stall.port, kind: 'vllm', sendKey: false }, listed(ollama)], { timeoutMs: 200, timeout });
+    void finding.finally(() => { settled = true; });
+    await waitFor('both ports asked', () => stall.requests() === 1 && ollama.seen.length === 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(settled, false, 'the picker waits for the stalled port until its timer runs out');
+    assert.deepEqual(timers.map((t) => t.ms), [200, 200], 'every port asked at once, each with the timeout');
+    timers[0]?.runOut();
+    const found = await finding;
     assert.deepEqual(found.map((d) => d.server.port), [ollama.port]);
-    assert.ok(took >= 150 && took < 1500, `took ${took} ms`);
   });
 
   it('the picker leaves out the server the settings already use, and says no key is sent to the others', async () => {

@@ -8,7 +8,7 @@ import {
 } from '../../../../src/core/provider/serverWindow';
 import { resolveCandorSettings, type Inspected } from '../../../../src/core/settings/resolve';
 import { Providers } from '../../../../src/host/provider/provider';
-import { startStandIn, type StandIn } from './standIns';
+import { closedPort, startStandIn, type StandIn } from './standIns';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
 const hello = [{ role: 'user' as const, content: 'hi' }];
@@ -122,6 +122,23 @@ describe('the context window a local server runs with (stand-ins on loopback)', 
       assert.match(gaugeTooltip({ ...gauge, window: 128000, windowSource: 'default' }), /^Window: 128,000 tokens, the default of candor\.contextWindow$/m);
       assert.match(gaugeTooltip({ ...gauge, window: 16384, windowSource: 'server', windowOther: { setting: 32000, server: 16384 } }), /^Window: 16,384 tokens, as the server reports it runs \(smaller than candor\.contextWindow, 32,000\)$/m);
       assert.match(gaugeTooltip({ ...gauge, window: 8000, windowSource: 'settings', windowOther: { setting: 8000, server: 16384 } }), /^Window: 8,000 tokens, from candor\.contextWindow \(the server runs 16,384\)$/m);
+    });
+
+    it('a server that answers with no family is asked once, not again at every request', async () => {
+      const s = await standIn('ollama', { models: ['llama3.2'] });
+      const p = providersFor({ baseUrl: s.baseUrl, model: 'llama3.2', localServers: [{ port: s.port, kind: 'ollama' }] });
+      for (let i = 0; i < 3; i++) await finalReply((await p.handle()).stream({ messages: hello }));
+      assert.equal(p.familyFacts('llama3.2')?.family, undefined, 'the server named no family Candor knows');
+      assert.equal(s.seen.filter((r) => r.path === '/api/show').length, 1, 'three requests, one question');
+    });
+
+    it('a server that was not up is asked again at the next request', async () => {
+      const port = await closedPort();
+      const p = providersFor({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'llama3.2', localServers: [{ port, kind: 'ollama' }] });
+      await p.handle();
+      const s = await standIn('ollama', { models: ['llama3.2'], port });
+      await p.handle();
+      assert.equal(s.seen.filter((r) => r.path === '/api/show').length, 1, 'asked once it is up');
     });
 
     it('a provider that is not a listed local server is never asked for a window', async () => {

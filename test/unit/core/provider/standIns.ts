@@ -61,6 +61,8 @@ export async function startStandIn(kind: ServerKind, options: StandInOptions = {
   };
   if (kind === 'ollama') {
     routes['GET /api/version'] = () => ({ version: '0.6.5' });
+    // An architecture with no vocabulary size: no family Candor has a tokenizer of.
+    routes['POST /api/show'] = () => ({ details: { format: 'gguf', family: 'llama' }, model_info: { 'general.architecture': 'llama' } });
     routes['GET /api/ps'] = () => ({
       models: state.loaded ? [{ name: `${models[0]}`, model: `${models[0]}`, size: 1, details: { format: 'gguf' }, expires_at: '2099-01-01T00:00:00Z', size_vram: 1, context_length: window }] : [],
     });
@@ -143,11 +145,12 @@ export async function startWebPage(): Promise<{ port: number; close(): Promise<v
 }
 
 /** A port that accepts connections and never answers. */
-export async function startStall(): Promise<{ port: number; close(): Promise<void> }> {
-  const server = http.createServer(() => undefined);
+export async function startStall(): Promise<{ port: number; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  const server = http.createServer(() => void requests++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { port, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return { port, requests: () => requests, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
 }
 
 /** A loopback port with nothing listening: bound once to learn a free number, then closed. */

@@ -3,6 +3,7 @@ import * as net from 'node:net';
 import { PartialReplyError, RequestError } from '../../../../src/core/provider/requestError';
 import { finalReply } from '../../../../src/core/provider/finalReply';
 import type { ModelEvent } from '../../../../src/core/provider/chatModel';
+import type { Timers } from '../../../../src/core/provider/watchdog';
 import { countTokens, eventsOf, modelAt, useOfflineServer } from './models';
 
 const user = (content: string) => [{ role: 'user' as const, content }];
@@ -69,24 +70,29 @@ describe('streaming requests over real HTTP to the offline provider', () => {
   });
 
   it('a stall past the idle timeout, once the reply has started, is "idle-timeout"', async () => {
-    // The first piece is live text; the next comes only after 5 s.
+    // The first piece is live text; the next comes only after 5 s. On this clock the
+    // idle limit runs out as soon as it is armed: had the timer not cut the request,
+    // the reply would complete after the stall, with no error.
     use({ rules: [{ respond: { text: 'late reply' }, chunkChars: 2, chunkDelayMs: 5000 }] });
-    const started = Date.now();
-    const err = await finalReply(modelAt(offline.server.baseUrl, { policy: { idleTimeoutMs: 300, firstTokenTimeoutMs: 60_000 } }).stream({ messages: user('hi') })).catch((e: unknown) => e);
-    assert.ok(err instanceof RequestError);
+    const clock = limitRunsOut(300);
+    const model = modelAt(offline.server.baseUrl, { policy: { idleTimeoutMs: 300, firstTokenTimeoutMs: 60_000 } }, { timers: clock.timers });
+    const pieces: string[] = [];
+    const err = await finalReply(model.stream({ messages: user('hi') }), { onText: (d) => pieces.push(d) }).catch((e: unknown) => e);
+    assert.ok(err instanceof RequestError, String(err));
     assert.equal(err.kind, 'idle-timeout');
-    assert.ok(Date.now() - started < 3000, 'should not wait for the stalled server');
+    assert.deepEqual(pieces, ['la'], 'cut during the stall after the first piece');
+    assert.deepEqual(clock.armed, [60_000, 300], 'the first-token limit, then the idle limit once the reply started');
   });
 
   it('a wait past the first-token timeout before anything live is "first-token-timeout"; the role-only first chunk does not count', async () => {
-    // The offline server sends a role-only chunk at once, then holds.
+    // The offline server sends a role-only chunk at once, then holds 5 s, well over
+    // 10x the 300 ms limit: had the timer not cut the request, or had the role-only
+    // chunk switched to the 60 s idle limit, the reply would complete with no error.
     use({ rules: [{ respond: { text: 'late' }, holdMs: 5000 }] });
-    const started = Date.now();
     const err = await finalReply(modelAt(offline.server.baseUrl, { policy: { idleTimeoutMs: 60_000, firstTokenTimeoutMs: 300 } }).stream({ messages: user('hi') })).catch((e: unknown) => e);
     assert.ok(err instanceof RequestError, String(err));
     assert.equal(err.kind, 'first-token-timeout');
     assert.match(err.describe(), /candor\.request\.firstTokenTimeoutSeconds/);
-    assert.ok(Date.now() - started < 3000, 'cut by the first-token timer, not the 60 s idle one');
   });
 
   it('Stop (abort) is "cancelled" and keeps what arrived', async () => {
@@ -151,6 +157,21 @@ describe('streaming requests over real HTTP to the offline provider', () => {
     assert.equal(offline.server.requests.length, 2);
   });
 });
+
+/** A watchdog clock on which a timer armed for `limitMs` runs out at once and any other never does; `armed` lists each limit armed. */
+function limitRunsOut(limitMs: number): { timers: Timers; armed: number[] } {
+  const armed: number[] = [];
+  const timers: Timers = {
+    set: (fire, ms) => {
+      armed.push(ms);
+      return ms === limitMs ? setImmediate(fire) : undefined;
+    },
+    clear: (handle) => {
+      if (handle !== undefined) clearImmediate(handle as NodeJS.Immediate);
+    },
+  };
+  return { timers, armed };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { manifestPath, unsettledMarkerPath } from '../../../../../src/core/commands/view/manifest';
@@ -123,9 +124,27 @@ describe('workspace view: lifecycle', function () {
     const rebuilt = await new WorkspaceView({ root: repo, viewDir, git: guard }).refresh();
     assert.equal(rebuilt.firstBuild, true);
     assertMirrors(repo, viewDir);
-    removeView(viewDir);
+    await removeView(viewDir);
     assert.equal(fs.existsSync(viewDir), false);
     assert.equal(fs.existsSync(manifest), false);
     assert.equal(git(repo, 'status', '--porcelain'), '', 'the workspace is untouched');
+  });
+
+  it('what a command left in the view (a tree deeper than PATH_MAX, a folder of mode 000) does not stop a rebuild or removeView', async () => {
+    const repo = repoWith({ 'a.txt': 'a\n' });
+    const { view, viewDir, guard } = await viewOf(repo);
+    await view.refresh();
+    const leave = (): void => {
+      execFileSync('sh', ['-c', `d=$(printf 'd%.0s' $(seq 200)) && mkdir .t && for i in $(seq 25); do mkdir .w && mv .t ".w/$d" && mv .w .t || exit 1; done && mv .t deep && mkdir -p locked/inner && chmod 000 locked/inner locked`], { cwd: viewDir });
+    };
+    leave();
+    fs.writeFileSync(manifestPath(viewDir), '{ not json');
+    const rebuilt = await new WorkspaceView({ root: repo, viewDir, git: guard }).refresh();
+    assert.equal(rebuilt.firstBuild, true);
+    assert.equal(fs.existsSync(path.join(viewDir, 'deep')), false, 'the rebuild started from an empty folder');
+    assertMirrors(repo, viewDir);
+    leave();
+    await removeView(viewDir);
+    assert.equal(fs.existsSync(viewDir), false);
   });
 });
