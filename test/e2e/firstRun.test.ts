@@ -53,7 +53,7 @@ describe('first run: the chat finds the user', function () {
   it('before any reply, the gauge\'s tooltip says there is no provider count yet, in plain words', async () => {
     const tip = await gaugeTooltip(ctx.page);
     assert.match(tip, /No provider count yet: the number is Candor's own estimate/);
-    assert.match(tip.split('\n')[0] ?? '', /^[\d,]+ estimated by Candor \(no count from the provider to add to\)$/, 'the first sentence says what the number is');
+    assert.match(tip.split('\n')[0] ?? '', /^≈[\d,]+ ±[\d,]+ estimated by Candor \(no count from the provider to add to\)$/, 'the first sentence says what the number is');
     assert.match(tip, /Context: [\d,]+ of 128,000 tokens \(\d+%\)/);
     assert.match(tip, /History: 0 model switches; the provider's count was missing or not trusted 0 times, 0 with a warning; re-anchored 0 times, with a total difference of 0 tokens/);
     assert.ok(!/\(s\)/.test(tip), 'no "time(s)"');

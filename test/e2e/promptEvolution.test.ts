@@ -143,6 +143,10 @@ describe('prompt evolution in VS Code', function () {
     const versions = await withRegistry(ctx.ws, (r) => r.versions());
     assert.deepEqual(versions.map((v) => v.kind), ['root', 'promotion', 'rollback']);
     assert.equal(versions[2]?.restores, versions[0]?.id);
+    // The open review panel refreshes on the rollback; a refresh that lands
+    // while the next quick pick is open takes the focus and closes it.
+    const open = await findInWebview(ctx.page, '#versions article[data-version]', 20_000);
+    await eventually(async () => ((await open.frame.locator('#versions article').count()) === 3 ? true : undefined), 15_000, 'the open panel shows the rollback');
 
     await runCommand(ctx.page, 'Candor: Roll Back Prompt');
     await quickPickSelect(ctx.page, 'Show prompt history…');

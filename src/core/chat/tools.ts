@@ -1,3 +1,4 @@
+import { errorMessage } from '../errorMessage';
 import type { ToolSpec } from '../messages';
 import type { Session } from '../session/session';
 import type { TranscriptEntry } from '../session/transcript';
@@ -30,6 +31,24 @@ export const noTools: ToolHost = {
   specs: () => [],
   run: async (name) => `Tool "${name}" is not available.`,
 };
+
+/**
+ * Runs a tool on the model's arguments: arguments that are not a JSON object,
+ * and any error of the tool, come back as the tool's `Error: …` reply.
+ */
+export async function runOnArgs(rawArgs: string, run: (args: Record<string, unknown>) => Promise<string>): Promise<string> {
+  let args: Record<string, unknown>;
+  try {
+    args = parseArgs(rawArgs);
+  } catch (err) {
+    return `Error: the arguments are not a JSON object (${errorMessage(err)}).`;
+  }
+  try {
+    return await run(args);
+  } catch (err) {
+    return `Error: ${errorMessage(err)}`;
+  }
+}
 
 export function parseArgs(args: string): Record<string, unknown> {
   if (args.trim() === '') return {};

@@ -8,7 +8,7 @@
  * read-only claim is the repository author's word, so its tools always ask.
  */
 import type { ApprovalOutcome, Approvals } from '../approvals/approvals';
-import { parseArgs, type ToolCall, type ToolHost } from '../chat/tools';
+import { runOnArgs, type ToolCall, type ToolHost } from '../chat/tools';
 import { errorMessage } from '../errorMessage';
 import type { ToolSpec } from '../messages';
 import type { SecretSet } from '../redact';
@@ -76,17 +76,7 @@ export function mcpToolHost(servers: McpServers, ports: McpToolPorts): McpToolHo
       const offered = current().byName.get(name);
       if (offered === undefined) return `Error: there is no MCP tool "${clip(name, 100)}" (its server may have stopped). Tools: ${[...current().byName.keys()].join(', ') || 'none'}.`;
       if (call === undefined) return 'Error: MCP tools run only in a chat turn.';
-      let args: Record<string, unknown>;
-      try {
-        args = parseArgs(rawArgs);
-      } catch (err) {
-        return `Error: the arguments are not a JSON object (${errorMessage(err)}).`;
-      }
-      try {
-        return await runApproved(ports, call, offered, args, signal);
-      } catch (err) {
-        return `Error: ${errorMessage(err)}`;
-      }
+      return runOnArgs(rawArgs, (args) => runApproved(ports, call, offered, args, signal));
     },
     dispose: () => subscription.dispose(),
   };

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isExecutable } from '../process/executable';
 
 /**
  * What folders hold on disk, for the disk limit (docs/architecture.md,
@@ -201,11 +202,3 @@ function sum(values: readonly number[]): number {
   return values.reduce((total, each) => total + each, 0);
 }
 
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}

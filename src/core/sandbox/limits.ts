@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { createGateCgroup, type CgroupWants, type GateCgroup } from './cgroup';
 import type { Invocation } from './sandbox';
 import { manifestNumber } from '../manifest';
+import { isExecutable } from '../process/executable';
 
 /**
  * Limits on what one gate command can consume (docs/architecture.md,
@@ -93,14 +94,6 @@ export function findLimitTools(): LimitTools {
   return systemTools;
 }
 
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
 
 export interface LimitRequest {
   readonly limits: GateLimits;

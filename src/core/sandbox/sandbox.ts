@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { childEnv } from '../process/childEnv';
+import { isExecutable } from '../process/executable';
 import { removeTree } from '../process/removeTree';
 import { bubblewrap, toolchainFolders, type UserSwitch } from './bubblewrap';
 import { gateUserFor, gateUserProblem, prepareForGateUser, type GateUser } from './gateUser';
@@ -376,12 +377,3 @@ function findOnPath(name: string): string | undefined {
   return undefined;
 }
 
-function isExecutable(file: string): boolean {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}

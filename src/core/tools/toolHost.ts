@@ -1,6 +1,5 @@
 import type { ToolSpec } from '../messages';
-import { parseArgs, type ToolCall, type ToolHost } from '../chat/tools';
-import { errorMessage } from '../errorMessage';
+import { runOnArgs, type ToolCall, type ToolHost } from '../chat/tools';
 
 /** One tool: what the model is told of it, and what a call does. */
 export interface Tool {
@@ -27,17 +26,7 @@ export function toolHost(tools: readonly Tool[], options: ToolHostOptions = {}):
     run: async (name, rawArgs, signal, call) => {
       const tool = byName.get(name);
       if (!tool) return `Error: there is no tool "${name}". Tools: ${[...byName.keys()].join(', ')}.`;
-      let args: Record<string, unknown>;
-      try {
-        args = parseArgs(rawArgs);
-      } catch (err) {
-        return `Error: the arguments are not a JSON object (${errorMessage(err)}).`;
-      }
-      try {
-        return bound(await tool.run(args, signal, call));
-      } catch (err) {
-        return `Error: ${errorMessage(err)}`;
-      }
+      return runOnArgs(rawArgs, async (args) => bound(await tool.run(args, signal, call)));
     },
   };
 }

@@ -19,6 +19,12 @@ import { removeTempDirs, requiredSandbox, skipUnlessSandbox, tempDir } from '../
  * limit that fails shows as a timeout, never as a pass.
  */
 const MiB = 1024 * 1024;
+
+/** 256 MiB allocated: the filesystem may add a block or two of its own (an extent tree) on top. */
+function assertHolds(bytes: number, what: string): void {
+  assert.ok(bytes >= 256 * MiB && bytes < 257 * MiB, `${what}: ${bytes} bytes allocated`);
+}
+
 const LIMITS = { processes: 64, memoryMiB: 512, fileSizeMiB: 1024, diskMiB: 64 };
 /** Folders 25 deep, each name 200 characters: 5,000 characters, past PATH_MAX. */
 const DEEP = `n=$(printf 'd%.0s' $(seq 200)); i=0; while [ $i -lt 25 ]; do mkdir "$n" && cd -P "$n" || exit 1; i=$((i + 1)); done`;
@@ -54,7 +60,7 @@ describe('the disk limit counts everything: each dodge works on the plain host, 
     assert.match(trap.tail, /reserved/, trap.tail);
     assert.ok(walkByPaths(clone) < MiB, 'the trap: a walk by whole paths (all Node has) finds under 1 MiB');
     const deepest = spawnSync('sh', ['-c', `${DEEP.replace('mkdir "$n" && ', '')}; stat -c %b reserved`], { cwd: clone, encoding: 'utf8' });
-    assert.equal(Number(deepest.stdout) * 512, 256 * MiB, 'and the disk holds all 256 MiB there');
+    assertHolds(Number(deepest.stdout) * 512, 'and the disk holds all 256 MiB there');
     spawnSync('rm', ['-rf', path.join(clone, 'd'.repeat(200))]);
 
     const result = await gate(`${reserve}; ${HOLD}`);
@@ -68,7 +74,7 @@ describe('the disk limit counts everything: each dodge works on the plain host, 
     const holder = await holding(spawn('sh', ['-c', hold], { cwd: clone, stdio: ['ignore', 'pipe', 'ignore'] }), 'held-open');
     try {
       assert.ok((await measured(clone)) < MiB, 'the trap: a walk of the folder finds under 1 MiB');
-      assert.equal(fs.statSync(`/proc/${holder.pid}/fd/9`).blocks * 512, 256 * MiB, 'while the disk still holds all of it');
+      assertHolds(fs.statSync(`/proc/${holder.pid}/fd/9`).blocks * 512, 'while the disk still holds all of it');
     } finally {
       holder.kill('SIGKILL');
     }
