@@ -1,4 +1,4 @@
-import type { DriftView, GaugeState, GitInfo, HostMessage, ProviderInfo, ToolsInfo, WebviewMessage } from '../src/protocol/chat';
+import type { DriftView, GaugeHeadline, GitInfo, HostMessage, ProviderInfo, ToolsInfo, WebviewMessage } from '../src/protocol/chat';
 import { registerToolkit, button, setDisabled } from './toolkit';
 import { renderDrift } from './drift';
 import { renderRants } from './rants';
@@ -150,7 +150,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       setBusy(message.busy, message.status);
       break;
     case 'gauge':
-      setGauge(message.gauge);
+      setGauge(message.headline);
       break;
     case 'provider':
       setProvider(message.provider);
@@ -209,16 +209,11 @@ function setProvider(provider: ProviderInfo): void {
   providerLabel.classList.toggle('offline', provider.offline);
 }
 
-function setGauge(gauge: GaugeState): void {
-  const percent = gauge.window > 0 ? Math.round((gauge.projected / gauge.window) * 100) : 0;
-  const text = `Context ${percent}% · ${gauge.projected.toLocaleString()} / ${gauge.window.toLocaleString()} · ${gauge.anchored ? 'anchored' : 'estimated'}`;
-  gaugeLabel.replaceChildren(...(gauge.warning ? [icon('warning')] : []), text);
+/** The host writes the line in the status bar's words (its headline); the view only shows it. */
+function setGauge(gauge: GaugeHeadline): void {
+  gaugeLabel.replaceChildren(...(gauge.warning ? [icon('warning')] : []), gauge.text);
   gaugeLabel.classList.toggle('warning', gauge.warning);
-  gaugeLabel.title = gauge.anchored
-    ? 'Anchored: the provider\'s own count of the last request, plus Candor\'s estimate of what was added since.'
-    : gauge.warning
-      ? 'The provider stopped reporting usage: this is Candor\'s own estimate until it reports again.'
-      : 'Estimated: Candor\'s own count, until a reply reports the provider\'s.';
+  gaugeLabel.title = gauge.title;
 }
 
 function setGit(git: GitInfo): void {

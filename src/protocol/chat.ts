@@ -9,11 +9,11 @@
  */
 import type { TranscriptEntry } from '../core/session/transcript';
 import type { BusyMessage, DeltaMessage, EntryMessage, GaugeMessage, ReplaceTextMessage } from '../core/chat/viewMessages';
-import type { GaugeState } from '../core/context/gauge';
+import type { GaugeHeadline } from '../core/context/gauge';
 import type { DriftSummary } from '../core/context/driftEvents';
 import type { RantStatus } from '../core/evolution/triage';
 
-export type { TranscriptEntry, GaugeState, ReplaceTextMessage };
+export type { TranscriptEntry, GaugeHeadline, ReplaceTextMessage };
 
 export interface ProviderInfo {
   /** `tiny.gguf @ 127.0.0.1:18200`: the model's short name and where it runs (the offline demo's label offline). */
@@ -98,7 +98,8 @@ export type HostMessage =
       readonly more: boolean;
       readonly busy: boolean;
       readonly provider: ProviderInfo;
-      readonly gauge?: GaugeState;
+      /** The chat header's line of the last gauge, if any. */
+      readonly gauge?: GaugeHeadline;
       readonly trusted: boolean;
       readonly welcome: boolean;
       readonly sessionTitle: string;

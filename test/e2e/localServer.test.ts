@@ -111,7 +111,7 @@ describe('a real llama.cpp server, added and used from Select Model alone', func
       const text = await frame.locator('#gauge').innerText();
       if (!/anchored|counted by the server/.test(text)) return undefined;
       const tip = await gaugeTooltip(ctx.page);
-      const headline = n(/· ([\d,]+) \//.exec(text)?.[1]);
+      const headline = n(/· ≈?([\d,]+) \//.exec(text)?.[1]);
       const sum = SUM.exec(tip.split('\n')[0] ?? '');
       return sum && n(sum[3] ?? sum[1]) === headline ? { tip, sum, headline } : undefined;
     }, 20_000, 'the tooltip\'s first line to be the sum the chat header shows');

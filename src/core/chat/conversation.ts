@@ -6,7 +6,7 @@ import type { Session } from '../session/session';
 import type { ChatModel, CompletedRequest, ModelEvent } from '../provider/chatModel';
 import { RequestError } from '../provider/requestError';
 import type { RetryNotice } from '../provider/retry';
-import { gaugeOf, TOOLS_CROWD_PERCENT, type GaugeState, type ToolShare } from '../context/gauge';
+import { gaugeHeadline, gaugeOf, TOOLS_CROWD_PERCENT, type GaugeState, type ToolShare } from '../context/gauge';
 import type { GateProjection } from '../context/gate';
 import type { Identity } from '../modelIdentity';
 import { PayloadLedger, type PayloadMeasure } from '../context/ledger';
@@ -143,7 +143,7 @@ export class Conversation {
     const settings = this.deps.settings();
     const tools = this.toolShare();
     const gauge = gaugeOf(projection, settings, this.deps.driftTotals(), tools);
-    this.deps.emit({ type: 'gauge', gauge });
+    this.deps.emit({ type: 'gauge', gauge, headline: gaugeHeadline(gauge) });
     if (tools && !this.toolsCrowdSaid && tools.tokens * 100 > settings.contextWindow * TOOLS_CROWD_PERCENT) {
       this.toolsCrowdSaid = true;
       this.notice(undefined, 'warning', `The tool definitions alone take ${tools.tokens.toLocaleString('en-US')} tokens, more than ${TOOLS_CROWD_PERCENT}% of the ${settings.contextWindow.toLocaleString('en-US')}-token window${tools.servers[0] ? ` ('${tools.servers[0].name}' brings ${tools.servers[0].tokens.toLocaleString('en-US')})` : ''}. Turn servers off with "Candor: MCP Servers".`);

@@ -1,4 +1,4 @@
-import type { GaugeState } from '../context/gauge';
+import type { GaugeHeadline, GaugeState } from '../context/gauge';
 import type { TranscriptEntry } from '../session/transcript';
 
 /**
@@ -46,4 +46,6 @@ export interface BusyMessage {
 export interface GaugeMessage {
   readonly type: 'gauge';
   readonly gauge: GaugeState;
+  /** What the chat's header says of it. */
+  readonly headline: GaugeHeadline;
 }

@@ -181,6 +181,24 @@ export function countSentence(state: GaugeState): string {
   return `${tokens(anchor.real)} counted by the provider ${change} = ${tokens(state.projected)}`;
 }
 
+/** The chat header's line about the count, in the status bar's words: one way to say it in both places. */
+export interface GaugeHeadline {
+  /** `Context 37% · ≈47,213 / 128,000 · estimated, plus or minus 0.9K`: the percentage of the band's upper edge, as the status bar shows. */
+  readonly text: string;
+  /** The tooltip's first sentence: the sum the number is. */
+  readonly title: string;
+  readonly warning: boolean;
+}
+
+export function gaugeHeadline(state: GaugeState): GaugeHeadline {
+  const approx = bandOf(state) > 0 ? '≈' : '';
+  return {
+    text: `Context ${percentOf(state)}% · ${approx}${tokens(state.projected)} / ${tokens(state.window)} · ${bandLabel(state)}`,
+    title: countSentence(state),
+    warning: state.warning,
+  };
+}
+
 export function gaugeTooltip(state: GaugeState): string {
   const lines = [
     countSentence(state),

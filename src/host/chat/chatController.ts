@@ -12,7 +12,7 @@ import type { FindMessage, LoadOlderMessage } from '../../protocol/chat';
 import { saveRant } from '../../core/rants';
 import type { Logger } from '../../core/log';
 import type { SecretSet } from '../../core/redact';
-import type { GaugeState } from '../../core/context/gauge';
+import type { GaugeHeadline } from '../../core/context/gauge';
 import type { Settings } from '../settings/config';
 import type { Providers } from '../provider/provider';
 import type { Estimators } from '../context/estimators';
@@ -76,7 +76,8 @@ export class ChatController extends Disposable {
   private readonly driftLog: DriftLog;
   /** The view follows the current session's live transcript. */
   private readonly feed: TranscriptFeed;
-  private lastGauge: GaugeState | undefined;
+  /** The header's line of the last gauge, for a view that starts again. */
+  private lastGauge: GaugeHeadline | undefined;
   private readonly rantSaved = this.register(new vscode.EventEmitter<SavedRant>());
   /** A rant was saved, from the chat or the palette. */
   readonly onDidSaveRant = this.rantSaved.event;
@@ -361,7 +362,7 @@ export class ChatController extends Disposable {
 
   private relay(event: ChatEvent): void {
     if (event.type === 'gauge') {
-      this.lastGauge = event.gauge;
+      this.lastGauge = event.headline;
       this.deps.gauge.show(event.gauge);
     }
     this.deps.view.post(event);

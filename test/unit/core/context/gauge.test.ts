@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { countSentence, gaugeOf, gaugeTooltip, type GaugeState } from '../../../../src/core/context/gauge';
+import { countSentence, gaugeHeadline, gaugeOf, gaugeText, gaugeTooltip, halfWidthText, type GaugeState } from '../../../../src/core/context/gauge';
 import { complete, est, gateRig, LOCAL, OPENAI, useTempDir } from './helpers';
 
 const settings = { contextWindow: 10_000, thresholdPercent: 80 };
@@ -71,6 +71,22 @@ describe('gate/gauge tooltip: the first sentence says what the headline counts',
     assert.equal(state.projected, 1240);
     assert.ok(state.band !== undefined && state.band > 0, 'the 40 added since is an estimate, with a band');
     assert.equal(countSentence(state), `1,200 counted by the provider + 40 ±${Math.ceil(state.band)} estimated since = 1,240`);
+  });
+
+  it('the chat header says what the status bar says: its percentage, ≈ while a band is open, the band\'s words, and the sum as its title', () => {
+    const { gate } = gateRig(dir());
+    complete(gate, OPENAI, 1000, 1200);
+    const banded = gaugeOf(gate.beforeRequest(OPENAI, est(1040)), settings, totals);
+    const band = Math.ceil(banded.band ?? 0);
+    const percent = /\$\(pulse\) (\d+)% ≈/.exec(gaugeText(banded))?.[1] ?? assert.fail(gaugeText(banded));
+    assert.deepEqual(gaugeHeadline(banded), {
+      text: `Context ${percent}% · ≈1,240 / 10,000 · anchored, plus or minus ${halfWidthText(banded.band ?? 0, 1240)}`,
+      title: `1,200 counted by the provider + 40 ±${band} estimated since = 1,240`,
+      warning: false,
+    });
+    const server: GaugeState = { projected: 1463, window: 8192, thresholdPercent: 80, anchored: true, warning: false, estimate: 1362, source: 'server', band: 0 };
+    assert.equal(gaugeHeadline(server).text, 'Context 18% · 1,463 / 8,192 · counted by the server', 'an exact count: no ≈, and where it comes from');
+    assert.equal(gaugeText(server), '$(pulse) 18% 1.5K/8.2K');
   });
 
   it('without an anchor, the estimate alone; after a switch, the switch in its own words, never a provider that stopped reporting', () => {
