@@ -104,7 +104,13 @@ describe('gate/bands: exact or bounded', function () {
       const sendGate = new SendGate({ session, gate, compactor, log: silentLogger, secrets: new SecretSet(), notice: (_t, _l, text) => notices.push(text), persistGate: () => undefined });
       const contextWindow = window(projection.projected, projection.band);
       const check = () => sendGate.check({ turn: 't5', identity: LOCAL, settings: { contextWindow, thresholdPercent: 80, keepTurns: 1 }, signal: new AbortController().signal, measure: () => ledger.measure('You are Candor.', '') });
-      return { projection, compactions, notices, check };
+      // The session writes off the caller's thread: each check waits for its lines to land before the test's folder goes.
+      const checked = async () => {
+        const result = await check();
+        await session.flushed();
+        return result;
+      };
+      return { projection, compactions, notices, check: checked };
     }
 
     it('an estimate whose middle is under the threshold but whose upper edge is over compacts: early, never late', async () => {

@@ -1,7 +1,6 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { DriftLog } from '../../../../src/core/context/driftLog';
+import { tempFolderPerTest } from '../../../helpers/tempFolder';
 import type { Identity } from '../../../../src/core/modelIdentity';
 import type { DriftRecord } from '../../../../src/core/context/driftEvents';
 import { ContextGate } from '../../../../src/core/context/gate';
@@ -12,16 +11,9 @@ import type { PayloadMark, PayloadMeasure } from '../../../../src/core/context/l
 export const OPENAI: Identity = { provider: 'api-openai-com', model: 'gpt-4o' };
 export const LOCAL: Identity = { provider: '127-0-0-1-11434', model: 'qwen2.5-coder' };
 
-/** A fresh temp folder per test, removed afterwards. */
+/** A fresh temp folder per test, removed afterwards (after the lines a session still has on their way to disk). */
 export function useTempDir(): () => string {
-  let dir = '';
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-gate-'));
-  });
-  afterEach(() => {
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  return () => dir;
+  return tempFolderPerTest('candor-context-');
 }
 
 /** A clock that advances one second per reading, from a fixed instant. */
