@@ -18,6 +18,7 @@ import { readJsonLines } from '../../../../src/core/jsonl';
 import { transcriptOf } from '../../../helpers/core';
 import { waitFor } from '../../../helpers/waitFor';
 import { openChat } from './openChat';
+import { appendQueue } from '../../../../src/core/jsonl';
 
 const countTokens = (text: string): number => Math.ceil(text.length / 4);
 
@@ -43,6 +44,7 @@ describe('the chat loop against a real HTTP provider', () => {
   });
   afterEach(async () => {
     await server.close();
+    await appendQueue.flushed(); // the session's lines land before their folder goes
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

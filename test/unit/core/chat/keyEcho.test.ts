@@ -16,6 +16,7 @@ import type { HostMessage } from '../../../../src/protocol/chat';
 import { patternlessKey, startEchoServer, type EchoServer } from '../provider/echoServer';
 import { MemoryLogger, transcriptOf } from '../../../helpers/core';
 import { openChat } from './openChat';
+import { appendQueue } from '../../../../src/core/jsonl';
 
 /** Every file under `dir`, with its text. */
 function filesUnder(dir: string): Array<{ file: string; text: string }> {
@@ -70,6 +71,7 @@ describe('the key never leaves through the chat: a provider echoing Authorizatio
   });
   afterEach(async () => {
     await server.close();
+    await appendQueue.flushed(); // the session's lines land before their folder goes
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -24,6 +24,7 @@ import { Providers } from '../../../../src/host/provider/provider';
 import { transcriptOf } from '../../../helpers/core';
 import { llamaOrSkip, startLlama, type LlamaFound, type LlamaServer } from '../../../helpers/llamaServer';
 import { openChat } from './openChat';
+import { appendQueue } from '../../../../src/core/jsonl';
 
 const listFilesSpec: ToolSpec = { type: 'function', function: { name: 'list_files', description: 'List the files under a folder.', parameters: { type: 'object', properties: { path: { type: 'string' } } } } };
 
@@ -56,7 +57,10 @@ describe('the chat loop against a real llama-server', function () {
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'candor-llama-chat-'));
   });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await appendQueue.flushed(); // the session's lines land before their folder goes
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
   after(async () => {
     await Promise.all([...servers.values()].map(async (s) => (await s).stop()));
   });

@@ -23,6 +23,7 @@ import { closedPort, startStandIn, type StandIn } from '../provider/standIns';
 import { modelAt } from '../provider/models';
 import { chunk, startScriptedServer, type Script, type ScriptedServer } from '../provider/scriptedServer';
 import { openChat } from './openChat';
+import { appendQueue } from '../../../../src/core/jsonl';
 
 const KEY = 'sk-test-4f9a2c7e1b3d5f6a8c0e';
 
@@ -34,6 +35,7 @@ describe('the chat against servers that do what a real llama-server cannot be ma
   });
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close();
+    await appendQueue.flushed(); // the session's lines land before their folder goes
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

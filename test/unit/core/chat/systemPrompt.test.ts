@@ -14,6 +14,7 @@ import { DriftLog } from '../../../../src/core/context';
 import { silentLogger } from '../../../../src/core/log';
 import { buildSystemPrompt } from '../../../../src/core/prompt/systemPrompt';
 import type { ChatModel, StreamRequest } from '../../../../src/core/provider/chatModel';
+import { appendQueue } from '../../../../src/core/jsonl';
 
 const identity = { provider: 'offline', model: 'candor-offline' };
 const PROMPT = 'You are Candor, under test.';
@@ -53,6 +54,7 @@ describe('the system prompt: built once per request, listing exactly the tools t
   });
   afterEach(async () => {
     await server.close();
+    await appendQueue.flushed(); // the session's lines land before their folder goes
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
