@@ -199,6 +199,12 @@ export function gaugeHeadline(state: GaugeState): GaugeHeadline {
   };
 }
 
+/** Why the tooltip's estimate is not the number shown, in the words of where the number came from. */
+function estimateAside(state: GaugeState): string {
+  if (state.source === 'server') return ' (the number above is the server\'s own count instead)';
+  return state.anchored && state.anchor ? ' (the sum above uses the provider\'s count instead)' : '';
+}
+
 export function gaugeTooltip(state: GaugeState): string {
   const lines = [
     countSentence(state),
@@ -206,7 +212,7 @@ export function gaugeTooltip(state: GaugeState): string {
     state.anchor
       ? `Anchor: ${tokens(state.anchor.real)} real (est ${tokens(state.anchor.est)}) from ${shortModelName(state.anchor.model)} @ ${state.anchor.provider}`
       : 'Anchor: none',
-    `Candor's own estimate of the whole payload: ${tokens(state.estimate)}${state.anchored && state.anchor ? ' (the sum above uses the provider\'s count instead)' : ''}`,
+    `Candor's own estimate of the whole payload: ${tokens(state.estimate)}${estimateAside(state)}`,
     `Compaction threshold: ${state.thresholdPercent}%`,
   ];
   if (state.source) lines.splice(2, 0, bandLine(state));

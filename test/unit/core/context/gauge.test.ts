@@ -87,6 +87,7 @@ describe('gate/gauge tooltip: the first sentence says what the headline counts',
     const server: GaugeState = { projected: 1463, window: 8192, thresholdPercent: 80, anchored: true, warning: false, estimate: 1362, source: 'server', band: 0 };
     assert.equal(gaugeHeadline(server).text, 'Context 18% · 1,463 / 8,192 · counted by the server', 'an exact count: no ≈, and where it comes from');
     assert.equal(gaugeText(server), '$(pulse) 18% 1.5K/8.2K');
+    assert.match(gaugeTooltip(server), /^Candor's own estimate of the whole payload: 1,362 \(the number above is the server's own count instead\)$/m, 'no "sum" where the server counted');
   });
 
   it('without an anchor, the estimate alone; after a switch, the switch in its own words, never a provider that stopped reporting', () => {
