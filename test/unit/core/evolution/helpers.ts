@@ -1,3 +1,4 @@
+import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -229,6 +230,22 @@ export async function skipUnlessSandbox(ctx: Mocha.Context): Promise<void> {
 }
 
 /** Host processes whose command line contains `needle` (the sandbox's own PID numbers mean nothing out here). */
+/**
+ * The set-up of a suite of sandboxed evolution runs: skipped, with the
+ * probe's reason, where the sandbox cannot run; one scripted model for the
+ * suite; the temp folders removed after each test.
+ */
+export function useSandboxedRuns(): () => ScriptedModel {
+  let model: ScriptedModel | undefined;
+  before(async function () {
+    await skipUnlessSandbox(this);
+    model = await ScriptedModel.start();
+  });
+  after(async () => model?.close());
+  afterEach(() => removeTempDirs());
+  return () => model ?? assert.fail('the scripted model did not start');
+}
+
 export function processesMatching(needle: string): number[] {
   const found: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {

@@ -6,7 +6,7 @@ import { hashTree } from '../../../helpers/hashTree';
 import { skipUnless, notRoot } from '../../../helpers/preconditions';
 import { runEvolution } from '../../../../src/core/evolution/pipeline';
 import { repoPaths } from '../../../../src/core/evolution/paths';
-import { FIXTURE_ENV, Printer, ScriptedModel, baseOptions, callsScenario, git, greetPatch, rant, removeTempDirs, tempDir, triageAnswer, workspaceRepo, write, skipUnlessSandbox } from './helpers';
+import { FIXTURE_ENV, Printer, baseOptions, callsScenario, git, greetPatch, rant, tempDir, triageAnswer, useSandboxedRuns, workspaceRepo, write } from './helpers';
 
 /**
  * The host's own git on what the model left (docs/architecture.md,
@@ -108,16 +108,8 @@ const NONE = { filter: [], diff: [], fsmonitor: [], hook: [] };
 const gitDirHash = (ws: string): string => hashTree(path.join(ws, '.git'), () => false, false);
 
 describe('the host\'s git on what the model left: no repository of the model\'s is entered, none of its programs runs', function () {
-  before(async function () {
-    await skipUnlessSandbox(this);
-  });
   this.timeout(180_000);
-  let model: ScriptedModel;
-  before(async () => {
-    model = await ScriptedModel.start();
-  });
-  after(async () => model?.close());
-  afterEach(() => removeTempDirs());
+  const model = useSandboxedRuns();
 
   it('the trap: in a plain clone, plain git runs the planted filter, fsmonitor and hook as root, rewrites the agent repository\'s index through the gitfile, and a status that ignores submodules is not enough', function () {
     skipUnless(this, notRoot());
@@ -158,19 +150,19 @@ describe('the host\'s git on what the model left: no repository of the model\'s 
     const clone = repoPaths(dataDir, repo.ws).scratch;
 
     const first = rant(dataDir, 'The greeting is broken, a bug', path.basename(repo.ws));
-    model.use(callsScenario(triageAnswer([{ id: first.id, class: 'agent-code' }]), [
+    model().use(callsScenario(triageAnswer([{ id: first.id, class: 'agent-code' }]), [
       { name: 'write_file', arguments: { path: 'test.sh', content: `${plantScript(repo, marks)}\nnode test.js\n` } },
       { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } },
     ]));
     const printer = new Printer();
-    const hostile = await runEvolution(baseOptions(repo.ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), printer.io);
+    const hostile = await runEvolution(baseOptions(repo.ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), printer.io);
     assert.equal(hostile.outcome, 'shipped', printer.text());
     assert.equal(printer.output.split('\n').filter((line) => line.startsWith('PLANTED ')).length, 6, `the gate planted all six\n${printer.output}`);
 
     const second = rant(dataDir, 'The greeting is still wrong', path.basename(repo.ws));
-    model.use(callsScenario(triageAnswer([{ id: second.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
+    model().use(callsScenario(triageAnswer([{ id: second.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
     const next = new Printer();
-    const after = await runEvolution(baseOptions(repo.ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), next.io);
+    const after = await runEvolution(baseOptions(repo.ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), next.io);
     assert.deepEqual(markers(marks), NONE, 'no filter, diff driver, fsmonitor or hook of the plant ran');
     assert.equal(gitDirHash(repo.ws), before, 'the agent repository\'s .git is untouched');
     assert.equal(after.outcome, 'shipped', next.text());
@@ -187,13 +179,13 @@ describe('the host\'s git on what the model left: no repository of the model\'s 
     const marks = tempDir('candor-marks-');
     const before = gitDirHash(repo.ws);
     const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(repo.ws));
-    model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
+    model().use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
       { name: 'write_file', arguments: { path: 'test.sh', content: `${plantScript(repo, marks)}\nnode test.js\n` } },
       { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } },
       { name: 'run_tests', arguments: {} },
     ]));
     const printer = new Printer();
-    const record = await runEvolution(baseOptions(repo.ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), printer.io);
+    const record = await runEvolution(baseOptions(repo.ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), printer.io);
     assert.deepEqual(markers(marks), NONE);
     assert.equal(gitDirHash(repo.ws), before);
     assert.equal(record.outcome, 'discarded', printer.text());
@@ -207,9 +199,9 @@ describe('the host\'s git on what the model left: no repository of the model\'s 
     const repo = agentRepo();
     const dataDir = tempDir('candor-data-');
     const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(repo.ws));
-    model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), []));
+    model().use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), []));
     const printer = new Printer();
-    const record = await runEvolution(baseOptions(repo.ws, dataDir, { model: model.model(), testCommand: 'cat sub/s.txt' }), printer.io);
+    const record = await runEvolution(baseOptions(repo.ws, dataDir, { model: model().model(), testCommand: 'cat sub/s.txt' }), printer.io);
     assert.equal(record.outcome, 'error', printer.text());
     assert.match(record.reason, /^HEAD [0-9a-f]{12} fails the gate \(test failed \(exit 1\)\), with 3 submodule folder\(s\) \(lib\/sub2, sub, sub3\), which Candor does not populate in the scratch clone/);
   });
@@ -220,13 +212,13 @@ describe('the host\'s git on what the model left: no repository of the model\'s 
     const marks = tempDir('candor-marks-');
     const script = plantScript(repo, marks).split('\n').filter((line) => !/^(plant (sub|nested)|mkdir -p lib\/sub2)/.test(line)).join('\n');
     const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(repo.ws));
-    model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
+    model().use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
       { name: 'write_file', arguments: { path: 'test.sh', content: `${script}\nnode test.js\n` } },
       { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } },
       { name: 'run_tests', arguments: {} },
     ]));
     const printer = new Printer();
-    const record = await runEvolution(baseOptions(repo.ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), printer.io);
+    const record = await runEvolution(baseOptions(repo.ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), printer.io);
     assert.match(printer.output, /PLANTED fixtures\/repo/);
     assert.equal(record.outcome, 'shipped', printer.text());
     assert.deepEqual(markers(marks), NONE);
@@ -234,16 +226,8 @@ describe('the host\'s git on what the model left: no repository of the model\'s 
 });
 
 describe('no driver from any config: a .gitattributes naming a filter of the user\'s own git config', function () {
-  before(async function () {
-    await skipUnlessSandbox(this);
-  });
   this.timeout(120_000);
-  let model: ScriptedModel;
-  before(async () => {
-    model = await ScriptedModel.start();
-  });
-  after(async () => model?.close());
-  afterEach(() => removeTempDirs());
+  const model = useSandboxedRuns();
 
   /** A home whose `.gitconfig` defines `filter.x` (and `filter.lfs`) as programs that write a marker. */
   function userHome(marks: string): string {
@@ -268,7 +252,7 @@ describe('no driver from any config: a .gitattributes naming a filter of the use
     const ws = workspaceRepo();
     const dataDir = tempDir('candor-data-');
     const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
+    model().use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
       { name: 'write_file', arguments: { path: '.gitattributes', content: '* filter=x\n' } },
       { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } },
     ]));
@@ -278,7 +262,7 @@ describe('no driver from any config: a .gitattributes naming a filter of the use
     let record;
     const printer = new Printer();
     try {
-      record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), printer.io);
+      record = await runEvolution(baseOptions(ws, dataDir, { model: model().model() }), printer.io);
     } finally {
       for (const [name, value] of Object.entries(saved)) if (value === undefined) delete process.env[name];
       else process.env[name] = value;
@@ -300,9 +284,9 @@ describe('no driver from any config: a .gitattributes naming a filter of the use
 
     const dataDir = tempDir('candor-data-');
     const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }]));
+    model().use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }]));
     const printer = new Printer();
-    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model() }), printer.io);
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model().model() }), printer.io);
     assert.equal(record.outcome, 'error', printer.text());
     assert.match(record.reason, /^HEAD's \.gitattributes names a filter driver \("\*\.bin filter=lfs diff=lfs merge=lfs -text"\): .*Evolution does not run on a repository whose \.gitattributes names a filter \(Git LFS among them\)$/);
     assert.equal(record.sandbox, null, 'no command ran');

@@ -8,7 +8,7 @@ import { runGate } from '../../../../src/core/evolution/testGate';
 import { repoPaths } from '../../../../src/core/evolution/paths';
 import { DEFAULT_GATE_LIMITS } from '../../../../src/core/sandbox/limits';
 import { NO_SANDBOX } from '../../../../src/core/sandbox/sandbox';
-import { Printer, ScriptedModel, baseOptions, callsScenario, git, greetPatch, rant, removeTempDirs, requiredSandbox, tempDir, triageAnswer, workspaceRepo, skipUnlessSandbox } from './helpers';
+import { Printer, baseOptions, callsScenario, git, greetPatch, rant, requiredSandbox, tempDir, triageAnswer, useSandboxedRuns, workspaceRepo } from './helpers';
 
 /**
  * What a command of the model's leaves for the host's own code
@@ -48,16 +48,8 @@ function deadPid(): number {
 }
 
 describe('what a command leaves behind: trees of any depth, throwaway folders', function () {
-  before(async function () {
-    await skipUnlessSandbox(this);
-  });
   this.timeout(120_000);
-  let model: ScriptedModel;
-  before(async () => {
-    model = await ScriptedModel.start();
-  });
-  after(async () => model?.close());
-  afterEach(() => removeTempDirs());
+  const model = useSandboxedRuns();
 
   it('the trap: 25 folders of 200 characters stop git clean and Node\'s fs.rm part-way', () => {
     const ws = workspaceRepo();
@@ -72,12 +64,12 @@ describe('what a command leaves behind: trees of any depth, throwaway folders', 
     const ws = workspaceRepo({ 'test.sh': 'node test.js\n' });
     const dataDir = tempDir('candor-data-');
     const first = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: first.id, class: 'agent-code' }]), [
+    model().use(callsScenario(triageAnswer([{ id: first.id, class: 'agent-code' }]), [
       { name: 'write_file', arguments: { path: 'test.sh', content: `${deepTree('.')}\n${deepTree('$HOME')}\nnode test.js\n` } },
       { name: 'apply_patch', arguments: { patch: greetPatch('hello world') } },
     ]));
     const printer = new Printer();
-    const { hostile, left } = await withOwnTmp(async () => ({ hostile: await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), printer.io), left: throwaways() }));
+    const { hostile, left } = await withOwnTmp(async () => ({ hostile: await runEvolution(baseOptions(ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), printer.io), left: throwaways() }));
     assert.equal(hostile.outcome, 'shipped', printer.text());
     assert.match(printer.output, /DEEP \.\nDEEP \//, `the gate made both trees\n${printer.output}`);
     assert.deepEqual(left, [], 'the gates\' throwaway homes went, deep tree and all');
@@ -85,9 +77,9 @@ describe('what a command leaves behind: trees of any depth, throwaway folders', 
     assert.equal(fs.existsSync(path.join(clone, 'deep')), false, 'the restore removed the tree from the clone');
 
     const second = rant(dataDir, 'The greeting is still wrong', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: second.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
+    model().use(callsScenario(triageAnswer([{ id: second.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
     const next = new Printer();
-    const after = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), next.io);
+    const after = await runEvolution(baseOptions(ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), next.io);
     assert.equal(after.outcome, 'shipped', next.text());
     assert.match(next.text(), /^reused /m, 'the clone itself was reset, not made afresh');
     assert.equal(git(clone, 'status', '--porcelain', '--ignored').trim(), '');
@@ -97,19 +89,19 @@ describe('what a command leaves behind: trees of any depth, throwaway folders', 
     const ws = workspaceRepo({ 'test.sh': 'node test.js\n' });
     const dataDir = tempDir('candor-data-');
     const first = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: first.id, class: 'agent-code' }]), [
+    model().use(callsScenario(triageAnswer([{ id: first.id, class: 'agent-code' }]), [
       { name: 'write_file', arguments: { path: 'test.sh', content: `${deepTree('.')}\nnode test.js\n` } },
       { name: 'run_tests', arguments: {} },
     ]));
     const printer = new Printer();
-    const hostile = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), printer.io);
+    const hostile = await runEvolution(baseOptions(ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), printer.io);
     assert.match(printer.output, /DEEP \./, printer.text());
     const clone = repoPaths(dataDir, ws).scratch;
     assert.equal(fs.existsSync(path.join(clone, 'deep')), false, `the restore removed the tree (that run: ${hostile.outcome}, ${hostile.reason})`);
     const second = rant(dataDir, 'The greeting is still wrong', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: second.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
+    model().use(callsScenario(triageAnswer([{ id: second.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
     const next = new Printer();
-    const after = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), next.io);
+    const after = await runEvolution(baseOptions(ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), next.io);
     assert.equal(after.outcome, 'shipped', next.text());
   });
 
@@ -118,16 +110,16 @@ describe('what a command leaves behind: trees of any depth, throwaway folders', 
     const dataDir = tempDir('candor-data-');
     const clone = repoPaths(dataDir, ws).scratch;
     const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }]));
-    assert.equal((await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), new Printer().io)).outcome, 'shipped');
+    model().use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello world') } }]));
+    assert.equal((await runEvolution(baseOptions(ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), new Printer().io)).outcome, 'shipped');
     // A clone git cannot work in (its index made a folder) with a deep tree in it: the trap of removing it with Node is above.
     fs.rmSync(path.join(clone, '.git', 'index'));
     fs.mkdirSync(path.join(clone, '.git', 'index'));
     execFileSync('sh', ['-c', deepTree('.')], { cwd: clone });
     const again = rant(dataDir, 'Still broken', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: again.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
+    model().use(callsScenario(triageAnswer([{ id: again.id, class: 'agent-code' }]), [{ name: 'apply_patch', arguments: { patch: greetPatch('hello again') } }]));
     const printer = new Printer();
-    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh' }), printer.io);
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model().model(), testCommand: 'sh test.sh' }), printer.io);
     assert.equal(record.outcome, 'shipped', printer.text());
     assert.match(printer.text(), /^cloned /m);
     const asides = (): string[] => fs.readdirSync(path.dirname(clone)).filter((name) => name.startsWith(`${path.basename(clone)}.aside-`));
@@ -156,16 +148,8 @@ describe('what a command leaves behind: trees of any depth, throwaway folders', 
 });
 
 describe('a FIFO where the model writes: the tools refuse it, and cancel ends the run', function () {
-  before(async function () {
-    await skipUnlessSandbox(this);
-  });
   this.timeout(120_000);
-  let model: ScriptedModel;
-  before(async () => {
-    model = await ScriptedModel.start();
-  });
-  after(async () => model?.close());
-  afterEach(() => removeTempDirs());
+  const model = useSandboxedRuns();
 
   it('the trap: a plain write or read of a FIFO waits forever', () => {
     const fifo = path.join(tempDir('candor-fifo-'), 'notes.txt');
@@ -188,7 +172,7 @@ describe('a FIFO where the model writes: the tools refuse it, and cancel ends th
     ]) as { rules: Array<Record<string, unknown>> };
     // The model's next answer takes two minutes: only a cancel ends the run sooner.
     scenario.rules.splice(2, 0, { match: { lastRole: 'tool' }, respond: { text: 'Done.' }, holdMs: 120_000 });
-    model.use(scenario);
+    model().use(scenario);
     const controller = new AbortController();
     const printer = new Printer();
     let cancelledAt = 0;
@@ -202,7 +186,7 @@ describe('a FIFO where the model writes: the tools refuse it, and cancel ends th
         });
       },
     };
-    const record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh', signal: controller.signal }), io);
+    const record = await runEvolution(baseOptions(ws, dataDir, { model: model().model(), testCommand: 'sh test.sh', signal: controller.signal }), io);
     assert.ok(cancelledAt > 0, printer.text());
     assert.ok(Date.now() - cancelledAt < 15_000, 'the run ended within seconds of the cancel');
     assert.match(printer.output, /FIFO made/);
@@ -217,16 +201,8 @@ describe('a FIFO where the model writes: the tools refuse it, and cancel ends th
 });
 
 describe('one runner: the model\'s run_tests is held to the limits and gets the environment the record claims', function () {
-  before(async function () {
-    await skipUnlessSandbox(this);
-  });
   this.timeout(120_000);
-  let model: ScriptedModel;
-  before(async () => {
-    model = await ScriptedModel.start();
-  });
-  after(async () => model?.close());
-  afterEach(() => removeTempDirs());
+  const model = useSandboxedRuns();
 
   /** Says what a listed variable holds; tries to start 80 sleepers and says how many started; writes 3 MiB. */
   const TEST_SH = [
@@ -259,7 +235,7 @@ describe('one runner: the model\'s run_tests is held to the limits and gets the 
     const ws = workspaceRepo({ 'test.sh': 'node test.js\n' });
     const dataDir = tempDir('candor-data-');
     const r = rant(dataDir, 'The greeting is broken, a bug', path.basename(ws));
-    model.use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
+    model().use(callsScenario(triageAnswer([{ id: r.id, class: 'agent-code' }]), [
       { name: 'write_file', arguments: { path: 'test.sh', content: `${TEST_SH}\n` } },
       { name: 'run_tests', arguments: {} },
     ]));
@@ -267,7 +243,7 @@ describe('one runner: the model\'s run_tests is held to the limits and gets the 
     const printer = new Printer();
     let record;
     try {
-      record = await runEvolution(baseOptions(ws, dataDir, { model: model.model(), testCommand: 'sh test.sh', limits, environment: ['LISTED_BY_USER'], rerunFailedGate: false }), printer.io);
+      record = await runEvolution(baseOptions(ws, dataDir, { model: model().model(), testCommand: 'sh test.sh', limits, environment: ['LISTED_BY_USER'], rerunFailedGate: false }), printer.io);
     } finally {
       delete process.env.LISTED_BY_USER;
     }
